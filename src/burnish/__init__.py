@@ -1,0 +1,83 @@
+"""burnish: Burn's training system for Python, on PyTorch.
+
+    import burnish as bn
+
+    bn.seed(42)
+    grads = bn.backward(loss)
+
+The top-level names are listed in `__all__`; submodules (`burnish.optim`, `burnish.train`,
+`burnish.record`, `burnish.data`, ...) are imported on first use so `import burnish` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from burnish.backend import device, seed
+from burnish.config import Config, config
+from burnish.errors import (
+    BurnishError,
+    CheckpointError,
+    ConfigError,
+    DatasetError,
+    RecordError,
+)
+
+__version__ = "0.1.0"
+
+# name -> module that defines it; resolved on first attribute access (PEP 562).
+_LAZY = {
+    "Module": "burnish.module",
+    "valid": "burnish.module",
+    "num_params": "burnish.module",
+    "save_file": "burnish.module",
+    "load_file": "burnish.module",
+    "into_record": "burnish.module",
+    "load_record": "burnish.module",
+    "backward": "burnish.optim.grads",
+    "grad": "burnish.optim.grads",
+    "Gradients": "burnish.optim.grads",
+}
+
+_SUBPACKAGES = ("data", "lr_scheduler", "nn", "optim", "record", "train")
+
+__all__ = [
+    "BurnishError",
+    "CheckpointError",
+    "Config",
+    "ConfigError",
+    "DatasetError",
+    "RecordError",
+    "__version__",
+    "config",
+    "device",
+    "seed",
+    *_LAZY,
+]
+
+if TYPE_CHECKING:
+    from burnish.module import (
+        Module,
+        into_record,
+        load_file,
+        load_record,
+        num_params,
+        save_file,
+        valid,
+    )
+    from burnish.optim.grads import Gradients, backward, grad
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"burnish.{name}")
+    raise AttributeError(f"module 'burnish' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__) | set(_SUBPACKAGES))

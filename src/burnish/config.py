@@ -1,0 +1,337 @@
+"""Burn's `#[derive(Config)]` for Python: dataclasses that save to and load from JSON.
+
+Example:
+    >>> import burnish as bn
+    >>> @bn.config
+    ... class ModelConfig:
+    ...     num_classes: int
+    ...     hidden_size: int
+    ...     dropout: float = 0.5
+    >>> cfg = ModelConfig(10, 1024).with_dropout(0.2)
+    >>> ModelConfig.from_dict(cfg.to_dict()) == cfg
+    True
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import enum
+import json
+import os
+import types
+import typing
+from pathlib import Path
+from typing import Any, TypeVar
+
+from burnish.errors import ConfigError
+from burnish.io import atomic_write_bytes
+
+__all__ = ["Config", "ConfigError", "config", "is_config", "registered_configs"]
+
+T = TypeVar("T")
+
+_REGISTRY: dict[str, type] = {}
+_MARKER = "__burnish_config__"
+
+
+class Config:
+    """Base class for type checkers: every `@config` class gets these methods."""
+
+    def save(self, path: str | os.PathLike) -> Path: ...
+    @classmethod
+    def load(cls: type[T], path: str | os.PathLike) -> T: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    @classmethod
+    def from_dict(cls: type[T], data: dict[str, Any]) -> T: ...
+    def to_json(self) -> str: ...
+
+
+def config(cls: type[T]) -> type[T]:
+    """Turn a class with annotated fields into a Burn-style config.
+
+    Required fields come first and may be given positionally; each defaulted field gets a
+    `with_<field>(value)` method returning a modified copy. `save`/`load` write and read
+    pretty JSON; `str(cfg)` is that JSON.
+
+    Raises:
+        TypeError: if `cls` is not a class.
+    """
+    if not isinstance(cls, type):
+        raise TypeError(f"@config decorates a class. Received: {cls!r}.")
+    _copy_mutable_defaults(cls)
+    cls = dataclasses.dataclass(cls)
+    for field in dataclasses.fields(cls):
+        has_default = (
+            field.default is not dataclasses.MISSING
+            or field.default_factory is not dataclasses.MISSING
+        )
+        name = f"with_{field.name}"
+        if has_default and name not in cls.__dict__:
+            setattr(cls, name, _make_with(field.name))
+    for name in ("save", "to_dict", "to_json"):
+        setattr(cls, name, globals()[f"_{name}"])
+    cls.load = classmethod(_load)
+    cls.from_dict = classmethod(_from_dict)
+    cls.__str__ = _to_json
+    setattr(cls, _MARKER, True)
+    _REGISTRY[f"{cls.__module__}.{cls.__qualname__}"] = cls
+    return cls
+
+
+def is_config(obj: Any) -> bool:
+    """Whether `obj` is a `@config` class or an instance of one."""
+    target = obj if isinstance(obj, type) else type(obj)
+    return bool(target.__dict__.get(_MARKER, False))
+
+
+def registered_configs() -> list[type]:
+    """Every `@config` class defined so far (used by the generic round-trip test)."""
+    return list(_REGISTRY.values())
+
+
+def _copy_mutable_defaults(cls: type) -> None:
+    """Make config/list/dict defaults per-instance copies (dataclasses rejects them as is)."""
+    for name in cls.__dict__.get("__annotations__", {}):
+        value = cls.__dict__.get(name, dataclasses.MISSING)
+        if isinstance(value, (list, dict, set)) or is_config(value):
+            setattr(cls, name, dataclasses.field(default_factory=lambda v=value: copy.deepcopy(v)))
+
+
+def _make_with(name: str):
+    def with_field(self, value):
+        return dataclasses.replace(self, **{name: value})
+
+    with_field.__name__ = f"with_{name}"
+    with_field.__doc__ = f"Return a copy of this config with `{name}` set to `value`."
+    return with_field
+
+
+# -- serialisation -------------------------------------------------------------------------
+
+
+def _to_dict(self) -> dict[str, Any]:
+    hints = _hints(type(self))
+    return {f.name: _encode(getattr(self, f.name), hints[f.name]) for f in dataclasses.fields(self)}
+
+
+def _to_json(self) -> str:
+    return json.dumps(self.to_dict(), indent=2)
+
+
+def _save(self, path: str | os.PathLike) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, (self.to_json() + "\n").encode())
+    return path
+
+
+def _encode(value: Any, hint: Any) -> Any:
+    if is_config(value):
+        body = value.to_dict()
+        # A field typed as a union of configs records which one it holds (Burn's enum tag).
+        return body if hint is type(value) else {type(value).__name__: body}
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, (tuple, list)):
+        return [_encode(v, _item_hint(hint, i)) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {str(k): _encode(v, _value_hint(hint)) for k, v in value.items()}
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _item_hint(hint: Any, index: int) -> Any:
+    args = typing.get_args(_strip_optional(hint))
+    if not args:
+        return Any
+    if len(args) == 2 and args[1] is Ellipsis or len(args) == 1:
+        return args[0]
+    return args[index] if index < len(args) else Any
+
+
+def _value_hint(hint: Any) -> Any:
+    args = typing.get_args(_strip_optional(hint))
+    return args[1] if len(args) == 2 else Any
+
+
+def _strip_optional(hint: Any) -> Any:
+    if _is_union(hint):
+        rest = [a for a in typing.get_args(hint) if a is not type(None)]
+        if len(rest) == 1:
+            return rest[0]
+    return hint
+
+
+# -- deserialisation -----------------------------------------------------------------------
+
+
+def _load(cls, path: str | os.PathLike):
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise ConfigError(f"Config file {str(path)!r} does not exist.") from None
+    except OSError as error:
+        raise ConfigError(f"Cannot read config file {str(path)!r}: {error}.") from error
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(
+            f"Config file {str(path)!r} is not valid JSON: {error.msg} at line {error.lineno}, "
+            f"column {error.colno}. Fix the file or save it again with `{cls.__name__}.save`."
+        ) from None
+    try:
+        return _decode_config(cls, data, "")
+    except ConfigError as error:
+        raise ConfigError(f"In config file {str(path)!r}: {error}") from None
+
+
+def _from_dict(cls, data: dict[str, Any]):
+    return _decode_config(cls, data, "")
+
+
+def _decode_config(cls: type, data: Any, path: str):
+    if not isinstance(data, dict):
+        _fail(path or "<root>", f"a JSON object for {cls.__name__}", data)
+    hints = _hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        where = _join(path, unknown[0])
+        raise ConfigError(
+            f"Unknown field `{where}` for {cls.__name__}. Expected one of: "
+            f"{', '.join(fields)}. Remove it or check its spelling."
+        )
+    kwargs = {}
+    for name, field in fields.items():
+        if name in data:
+            kwargs[name] = _decode(data[name], hints[name], _join(path, name))
+        elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+            raise ConfigError(
+                f"Missing required field `{_join(path, name)}` of {cls.__name__} "
+                f"(expected {_describe(hints[name])})."
+            )
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"Invalid {cls.__name__} at `{path or '<root>'}`: {error}") from error
+
+
+def _decode(value: Any, hint: Any, path: str) -> Any:
+    if hint is Any or hint is object:
+        return value
+    if _is_union(hint):
+        return _decode_union(value, hint, path)
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        if value not in typing.get_args(hint):
+            _fail(path, _describe(hint), value)
+        return value
+    if origin in (list, tuple, dict) or hint in (list, tuple, dict):
+        return _decode_container(value, hint, origin or hint, path)
+    if isinstance(hint, type):
+        return _decode_scalar(value, hint, path)
+    return value
+
+
+def _decode_union(value: Any, hint: Any, path: str) -> Any:
+    options = typing.get_args(hint)
+    if value is None:
+        if type(None) in options:
+            return None
+        _fail(path, _describe(hint), value)
+    options = [o for o in options if o is not type(None)]
+    configs = {o.__name__: o for o in options if is_config(o)}
+    if configs and isinstance(value, dict) and len(value) == 1 and next(iter(value)) in configs:
+        name, body = next(iter(value.items()))
+        return _decode_config(configs[name], body, path)
+    if len(options) == 1:
+        return _decode(value, options[0], path)
+    for option in options:
+        try:
+            return _decode(value, option, path)
+        except ConfigError:
+            continue
+    _fail(path, _describe(hint), value)
+
+
+def _decode_container(value: Any, hint: Any, origin: Any, path: str) -> Any:
+    args = typing.get_args(hint)
+    if origin is dict:
+        if not isinstance(value, dict):
+            _fail(path, _describe(hint), value)
+        value_hint = args[1] if len(args) == 2 else Any
+        return {k: _decode(v, value_hint, _join(path, k)) for k, v in value.items()}
+    if not isinstance(value, list):
+        _fail(path, _describe(hint), value)
+    if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
+        if len(value) != len(args):
+            _fail(path, _describe(hint), value)
+    items = [_decode(v, _item_hint(hint, i), f"{path}[{i}]") for i, v in enumerate(value)]
+    return tuple(items) if origin is tuple else items
+
+
+def _decode_scalar(value: Any, hint: type, path: str) -> Any:
+    if is_config(hint):
+        if isinstance(value, dict) and len(value) == 1 and next(iter(value)) == hint.__name__:
+            value = next(iter(value.values()))
+        return _decode_config(hint, value, path)
+    if issubclass(hint, enum.Enum):
+        if isinstance(value, str) and value in hint.__members__:
+            return hint[value]
+        _fail(path, f"one of {list(hint.__members__)}", value)
+    if hint is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        _fail(path, "float", value)
+    if hint is int and isinstance(value, bool) or not isinstance(value, hint):
+        if hint is Path and isinstance(value, str):
+            return Path(value)
+        _fail(path, hint.__name__, value)
+    return value
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:  # unresolvable forward refs: fall back to raw annotations
+        hints: dict[str, Any] = {}
+        for klass in reversed(cls.__mro__):
+            hints.update(getattr(klass, "__annotations__", {}))
+        return {k: (Any if isinstance(v, str) else v) for k, v in hints.items()}
+
+
+def _is_union(hint: Any) -> bool:
+    return typing.get_origin(hint) in (typing.Union, types.UnionType)
+
+
+def _describe(hint: Any) -> str:
+    if isinstance(hint, type):
+        return hint.__name__
+    return str(hint).replace("typing.", "")
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else str(name)
+
+
+def _fail(path: str, expected: str, received: Any) -> typing.NoReturn:
+    shown = json.dumps(received) if _jsonable(received) else repr(received)
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    raise ConfigError(
+        f"Field `{path}`: expected {expected}, received {shown} ({type(received).__name__})."
+    )
+
+
+def _jsonable(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True

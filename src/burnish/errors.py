@@ -1,0 +1,23 @@
+"""The package's exception types, one per subsystem, all catchable as `BurnishError`."""
+
+__all__ = ["BurnishError", "CheckpointError", "ConfigError", "DatasetError", "RecordError"]
+
+
+class BurnishError(Exception):
+    """Base class of every error burnish raises on purpose."""
+
+
+class ConfigError(BurnishError, ValueError):
+    """A config could not be built or loaded: names the field, expected and received."""
+
+
+class DatasetError(BurnishError, RuntimeError):
+    """A dataset file is missing, corrupt or could not be downloaded."""
+
+
+class RecordError(BurnishError, ValueError):
+    """A record file is invalid, hostile, or does not match the module it is loaded into."""
+
+
+class CheckpointError(BurnishError, RuntimeError):
+    """A checkpoint is missing, incomplete or corrupt."""
