@@ -1,0 +1,109 @@
+"""The metric logger interface (Burn's `MetricLogger`) and helpers shared by its implementations."""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    from burnish.train.metric.base import MetricEntry, NumericEntry
+
+__all__ = ["LoggedEntry", "LoggerPositions", "MetricLogger", "metric_file_stem"]
+
+LoggedEntry = Union["NumericEntry", "MetricEntry", str]
+"""What a logger takes: a `NumericEntry` (`"value,count"`), a text `MetricEntry` (its
+`serialized` line) or a line already formatted."""
+
+LoggerPositions = dict[str, Any]
+"""`{"epoch": int, "lines": {metric_name: int}}`: a logger's committed lines, as a record."""
+
+# Characters no common file system accepts in a file name, plus the path separators.
+_UNSAFE = re.compile(r'[\x00-\x1f/\\:*?"<>|]')
+
+
+def metric_file_stem(name: str) -> str:
+    """The file name (without `.log`) Burn gives a metric: spaces become `_`.
+
+    Characters that no common file system accepts (`/ \\ : * ? " < > |`, control characters) also
+    become `_`, so every metric name maps to a file inside its epoch directory.
+
+    Raises:
+        ValueError: if `name` is empty or only dots.
+    """
+    if not isinstance(name, str) or not name.strip(" .") or name in {".", ".."}:
+        raise ValueError(
+            f"A metric name must be a non-empty string that is not only dots or spaces. "
+            f"Received: name={name!r}. Give the metric a descriptive `name`."
+        )
+    return _UNSAFE.sub("_", name.replace(" ", "_"))
+
+
+def serialize_entry(entry: LoggedEntry) -> str:
+    """One log line: `serialize()` of a `NumericEntry`, `serialized` of a `MetricEntry`, a `str`."""
+    if isinstance(entry, str):
+        return entry
+    serialized = getattr(entry, "serialized", None)
+    return serialized if isinstance(serialized, str) else entry.serialize()
+
+
+def check_epoch(epoch: int) -> int:
+    """Return `epoch` if it is an int >= 1, else raise a `ValueError` saying so."""
+    if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
+        raise ValueError(f"`epoch` must be an int >= 1 (epochs count from 1). Received: {epoch!r}.")
+    return epoch
+
+
+def check_positions(positions: Mapping[str, Any]) -> tuple[int, dict[str, int]]:
+    """Validate a `positions()` record; return its epoch and its lines per metric."""
+    if not isinstance(positions, Mapping) or set(positions) != {"epoch", "lines"}:
+        raise ValueError(
+            "`positions` must be the record returned by `positions()`: "
+            f'{{"epoch": int, "lines": {{name: int}}}}. Received: {positions!r}.'
+        )
+    epoch = check_epoch(positions["epoch"])
+    lines = dict(positions["lines"])
+    for name, count in lines.items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(
+                f"`positions['lines'][{name!r}]` must be an int >= 0. Received: {count!r}."
+            )
+    return epoch, lines
+
+
+class MetricLogger(ABC):
+    """Where the learner writes metric values, one line per iteration (Burn's `MetricLogger`).
+
+    One logger serves one split (train or valid). Entries arrive in batches (the learner reads
+    metric values back from the device at the renderer's rate, not every iteration), so `log`
+    takes a sequence. `positions()`/`truncate_to()` let a run that resumes mid-epoch continue its
+    logs without duplicate or missing lines.
+    """
+
+    @abstractmethod
+    def log(self, name: str, epoch: int, entries: Sequence[LoggedEntry]) -> None:
+        """Append `entries` (one per iteration, oldest first) to metric `name` of `epoch`."""
+
+    @abstractmethod
+    def end_epoch(self, epoch: int) -> None:
+        """Close `epoch`: commit its lines; the next `log` starts a new epoch."""
+
+    @abstractmethod
+    def read_numeric(self, name: str, epoch: int) -> list[NumericEntry]:
+        """Every numeric entry of metric `name` in `epoch` (empty if none was logged)."""
+
+    def flush(self) -> None:  # noqa: B027 - optional hook; in-memory loggers have nothing to do
+        """Commit buffered lines (a no-op for loggers that do not buffer)."""
+
+    def close(self) -> None:
+        """Flush and release resources (open files); the logger may be used again after."""
+        self.flush()
+
+    @abstractmethod
+    def positions(self) -> LoggerPositions:
+        """Commit buffered lines; return the current epoch and the lines of each of its metrics."""
+
+    @abstractmethod
+    def truncate_to(self, positions: Mapping[str, Any]) -> None:
+        """Drop every line logged after `positions` (a `positions()` record) was taken."""

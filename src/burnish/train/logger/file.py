@@ -1,0 +1,295 @@
+"""Metric logs on disk in Burn's layout: `<directory>/epoch-N/<Metric>.log`, a line an iteration."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from burnish.errors import CheckpointError
+from burnish.train.logger.base import (
+    LoggedEntry,
+    LoggerPositions,
+    MetricLogger,
+    check_epoch,
+    check_positions,
+    metric_file_stem,
+    serialize_entry,
+)
+from burnish.train.metric.base import NumericEntry
+
+__all__ = ["EPOCH_PREFIX", "FileMetricLogger"]
+
+EPOCH_PREFIX = "epoch-"
+
+
+class FileMetricLogger(MetricLogger):
+    """Write each metric of each epoch to `<directory>/epoch-N/<Metric>.log` (Burn's layout).
+
+    Lines are kept in memory and written `max_buffered_lines` at a time; nothing is flushed per
+    iteration. One file handle is open per metric of the current epoch; `end_epoch` closes them.
+    A metric's first write in an epoch replaces a file left there by an earlier run (as Burn
+    does); `truncate_to` instead keeps the lines a resumed run already logged.
+
+    Example:
+        >>> logger = FileMetricLogger("artifacts/train")
+        >>> logger.log("Loss", 1, [NumericEntry(0.5, 32), NumericEntry(0.25, 32)])
+        >>> logger.end_epoch(1)
+        >>> [entry.value for entry in logger.read_numeric("Loss", 1)]
+        [0.5, 0.25]
+
+    Args:
+        directory: The split's log directory, e.g. `<artifact_dir>/train`.
+        max_buffered_lines: Lines a metric keeps in memory before they are written (>= 1).
+
+    Raises:
+        ValueError: if `max_buffered_lines` < 1.
+    """
+
+    def __init__(self, directory: str | os.PathLike, max_buffered_lines: int = 1024) -> None:
+        if isinstance(max_buffered_lines, bool) or not isinstance(max_buffered_lines, int):
+            raise ValueError(
+                f"`max_buffered_lines` must be an int. Received: {max_buffered_lines!r}."
+            )
+        if max_buffered_lines < 1:
+            raise ValueError(
+                f"`max_buffered_lines` must be >= 1. Received: max_buffered_lines={max_buffered_lines}."
+            )
+        self.directory = Path(directory)
+        self.max_buffered_lines = max_buffered_lines
+        self._epoch: int | None = None  # the epoch whose files are open
+        self._files: dict[str, IO[str]] = {}
+        self._pending: dict[str, list[str]] = {}
+        self._counts: dict[str, int] = {}  # lines of each metric in the current epoch
+        self._opened: set[tuple[int, str]] = set()  # (epoch, name) already written by this logger
+        self._names: dict[str, str] = {}  # file stem -> metric name, to catch collisions
+
+    # ---------------------------------------------------------------- paths
+    def epoch_directory(self, epoch: int) -> Path:
+        """`<directory>/epoch-<epoch>`."""
+        return self.directory / f"{EPOCH_PREFIX}{check_epoch(epoch)}"
+
+    def file_path(self, name: str, epoch: int) -> Path:
+        """`<directory>/epoch-<epoch>/<sanitised name>.log`."""
+        return self.epoch_directory(epoch) / f"{metric_file_stem(name)}.log"
+
+    def epochs(self) -> int:
+        """The highest `N` among the `epoch-N` directories (0 if there are none)."""
+        return max(self._epoch_dirs(), default=0)
+
+    def metric_names(self) -> list[str]:
+        """The file stems of every metric logged in any epoch, sorted."""
+        names = {
+            path.stem
+            for epoch in self._epoch_dirs()
+            for path in self.epoch_directory(epoch).glob("*.log")
+        }
+        return sorted(names)
+
+    def _epoch_dirs(self) -> list[int]:
+        if not self.directory.is_dir():
+            return []
+        epochs = []
+        for path in self.directory.iterdir():
+            suffix = path.name[len(EPOCH_PREFIX) :]
+            if path.name.startswith(EPOCH_PREFIX) and suffix.isdigit() and path.is_dir():
+                epochs.append(int(suffix))
+        return epochs
+
+    # ---------------------------------------------------------------- writing
+    def log(self, name: str, epoch: int, entries: Sequence[LoggedEntry]) -> None:
+        """Buffer one line per entry for metric `name` of `epoch` (a new epoch closes the last)."""
+        check_epoch(epoch)
+        if epoch != self._epoch:
+            self._start_epoch(epoch)
+        pending = self._pending.get(name)
+        if pending is None:
+            pending = self._open(name, epoch)
+        pending.extend(serialize_entry(entry) for entry in entries)
+        self._counts[name] += len(entries)
+        if len(pending) >= self.max_buffered_lines:
+            self._write(name)
+
+    def end_epoch(self, epoch: int) -> None:
+        """Write and close every file of `epoch`; the next epoch is `epoch + 1`."""
+        check_epoch(epoch)
+        self._close_files()
+        self._epoch = epoch + 1
+        self._counts = {}
+
+    def flush(self) -> None:
+        """Write every buffered line and flush the open files to the operating system."""
+        for name, file in self._files.items():
+            self._write(name)
+            file.flush()
+
+    def close(self) -> None:
+        """Write buffered lines and close the open files (logging may continue afterwards)."""
+        self._close_files()
+
+    def __enter__(self) -> FileMetricLogger:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self._close_files()
+
+    def _start_epoch(self, epoch: int) -> None:
+        self._close_files()
+        if epoch != self._epoch:
+            self._counts = {}
+        self._epoch = epoch
+
+    def _open(self, name: str, epoch: int) -> list[str]:
+        stem = metric_file_stem(name)
+        other = self._names.setdefault(stem, name)
+        if other != name:
+            raise ValueError(
+                f"Metrics {other!r} and {name!r} would both be logged to `{stem}.log`. "
+                "Give one of them a different `name`."
+            )
+        path = self.file_path(name, epoch)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if (epoch, name) in self._opened:
+            self._counts.setdefault(name, _count_lines(path))
+            mode = "a"
+        else:
+            self._counts[name] = 0
+            mode = "w"
+        self._opened.add((epoch, name))
+        self._files[name] = open(path, mode, encoding="utf-8", newline="\n")  # noqa: SIM115
+        self._pending[name] = []
+        return self._pending[name]
+
+    def _write(self, name: str) -> None:
+        pending = self._pending[name]
+        if pending:
+            pending.append("")  # the trailing newline
+            self._files[name].write("\n".join(pending))
+            pending.clear()
+
+    def _close_files(self) -> None:
+        try:
+            for name in self._files:
+                self._write(name)
+        finally:
+            for file in self._files.values():
+                file.close()
+            self._files = {}
+            self._pending = {}
+
+    # ---------------------------------------------------------------- reading
+    def read_numeric(self, name: str, epoch: int) -> list[NumericEntry]:
+        """Every entry of metric `name` in `epoch`, including lines still buffered.
+
+        An unterminated last line (a write cut short by a crash) is ignored.
+
+        Raises:
+            ValueError: if a line is not a numeric entry (e.g. `name` is a text metric).
+        """
+        if epoch == self._epoch and name in self._files:
+            self._write(name)
+            self._files[name].flush()
+        path = self.file_path(name, epoch)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        lines = text.split("\n")[:-1]  # drop the part after the last newline
+        entries = []
+        for number, line in enumerate(lines, start=1):
+            if not line:
+                continue
+            try:
+                entries.append(NumericEntry.deserialize(line))
+            except (ValueError, TypeError) as error:
+                raise ValueError(
+                    f"Line {number} of {path} is not a numeric entry ('value,count'): {line!r} "
+                    f"({error}). Only numeric metrics can be read back; check the metric name."
+                ) from error
+        return entries
+
+    # ---------------------------------------------------------------- resume
+    def positions(self) -> LoggerPositions:
+        """Write, flush and fsync buffered lines; return the lines each metric of the epoch has.
+
+        Store the result with a checkpoint; `truncate_to` brings the files back to it.
+        """
+        self.flush()
+        for file in self._files.values():
+            os.fsync(file.fileno())
+        return {"epoch": self._epoch or 1, "lines": dict(self._counts)}
+
+    def truncate_to(self, positions: Mapping[str, Any]) -> None:
+        """Drop the lines logged after `positions` was taken; later logs append after them.
+
+        Files of that epoch cut to their recorded line counts, metric files of that epoch that
+        `positions` does not list and every later `epoch-N` directory's logs are removed.
+
+        Raises:
+            ValueError: if `positions` is not a `positions()` record.
+            CheckpointError: if a file has fewer lines than `positions` says it committed.
+        """
+        epoch, lines = check_positions(positions)
+        self._close_files()
+        stems = {metric_file_stem(name): name for name in lines}
+        directory = self.epoch_directory(epoch)
+        for path in sorted(directory.glob("*.log")):
+            if path.stem in stems:
+                _truncate_lines(path, lines[stems[path.stem]])
+            else:
+                path.unlink()
+        for name, count in lines.items():
+            path = self.file_path(name, epoch)
+            if count > 0 and not path.exists():
+                raise CheckpointError(
+                    f"The metric log {path} is missing but the checkpoint says it had {count} "
+                    "lines. Restore the artifact directory or resume from an epoch checkpoint."
+                )
+        for later in self._epoch_dirs():
+            if later > epoch:
+                _remove_logs(self.epoch_directory(later))
+        self._epoch = epoch
+        self._counts = dict(lines)
+        self._opened = {key for key in self._opened if key[0] != epoch}
+        self._opened.update((epoch, name) for name in lines)
+
+
+def _count_lines(path: Path) -> int:
+    try:
+        return path.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def _truncate_lines(path: Path, count: int) -> None:
+    """Cut `path` right after its `count`-th newline."""
+    data = path.read_bytes()
+    offset = 0
+    for _ in range(count):
+        newline = data.find(b"\n", offset)
+        if newline < 0:
+            found = data.count(b"\n")
+            raise CheckpointError(
+                f"The metric log {path} has {found} complete lines but the checkpoint "
+                f"says it had {count}: lines were lost. Restore the artifact directory or resume "
+                "from an epoch checkpoint."
+            )
+        offset = newline + 1
+    if offset != len(data):
+        with open(path, "r+b") as file:
+            file.truncate(offset)
+            file.flush()
+            os.fsync(file.fileno())
+
+
+def _remove_logs(directory: Path) -> None:
+    for path in directory.glob("*.log"):
+        path.unlink()
+    with contextlib.suppress(OSError):
+        directory.rmdir()

@@ -1,0 +1,86 @@
+"""Metric logs kept in memory (Burn's `InMemoryMetricLogger`), for tests and debugging."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from burnish.train.logger.base import (
+    LoggedEntry,
+    LoggerPositions,
+    MetricLogger,
+    check_epoch,
+    check_positions,
+    serialize_entry,
+)
+from burnish.train.metric.base import NumericEntry
+
+__all__ = ["InMemoryMetricLogger"]
+
+
+class InMemoryMetricLogger(MetricLogger):
+    """Keep every logged line in a dict, keyed by metric name and epoch.
+
+    Lines are stored serialised, exactly as `FileMetricLogger` writes them, so both loggers read
+    back the same numbers.
+
+    Example:
+        >>> logger = InMemoryMetricLogger()
+        >>> logger.log("Loss", 1, [NumericEntry(0.5, 32)])
+        >>> logger.read_numeric("Loss", 1)[0].value
+        0.5
+    """
+
+    def __init__(self) -> None:
+        self.values: dict[str, dict[int, list[str]]] = {}
+        self._epoch = 1
+
+    def log(self, name: str, epoch: int, entries: Sequence[LoggedEntry]) -> None:
+        """Append one serialised line per entry to metric `name` of `epoch`."""
+        self._epoch = check_epoch(epoch)
+        lines = self.values.setdefault(name, {}).setdefault(epoch, [])
+        lines.extend(serialize_entry(entry) for entry in entries)
+
+    def end_epoch(self, epoch: int) -> None:
+        """Mark `epoch` as done; the next epoch is `epoch + 1`."""
+        self._epoch = check_epoch(epoch) + 1
+
+    def read_numeric(self, name: str, epoch: int) -> list[NumericEntry]:
+        """Every numeric entry of metric `name` in `epoch`; lines that do not parse are skipped."""
+        entries = []
+        for line in self.values.get(name, {}).get(epoch, []):
+            try:
+                entries.append(NumericEntry.deserialize(line))
+            except (ValueError, TypeError):
+                continue
+        return entries
+
+    def positions(self) -> LoggerPositions:
+        """The current epoch and how many lines each of its metrics has."""
+        lines = {
+            name: len(epochs[self._epoch])
+            for name, epochs in self.values.items()
+            if self._epoch in epochs
+        }
+        return {"epoch": self._epoch, "lines": lines}
+
+    def truncate_to(self, positions: Mapping[str, Any]) -> None:
+        """Drop the lines logged after `positions` was taken (and every later epoch).
+
+        Raises:
+            ValueError: if `positions` is malformed or lists more lines than were logged.
+        """
+        epoch, lines = check_positions(positions)
+        for name, count in lines.items():
+            logged = len(self.values.get(name, {}).get(epoch, []))
+            if count > logged:
+                raise ValueError(
+                    f"`positions` says metric {name!r} had {count} lines in epoch {epoch}, but "
+                    f"only {logged} were logged. Pass the record `positions()` returned."
+                )
+        for name, epochs in self.values.items():
+            for later in [e for e in epochs if e > epoch]:
+                del epochs[later]
+            if epoch in epochs:
+                del epochs[epoch][lines.get(name, 0) :]
+        self._epoch = epoch
