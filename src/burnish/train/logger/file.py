@@ -49,14 +49,9 @@ class FileMetricLogger(MetricLogger):
     """
 
     def __init__(self, directory: str | os.PathLike, max_buffered_lines: int = 1024) -> None:
-        if isinstance(max_buffered_lines, bool) or not isinstance(max_buffered_lines, int):
-            raise ValueError(
-                f"`max_buffered_lines` must be an int. Received: {max_buffered_lines!r}."
-            )
-        if max_buffered_lines < 1:
-            raise ValueError(
-                f"`max_buffered_lines` must be >= 1. Received: max_buffered_lines={max_buffered_lines}."
-            )
+        size = max_buffered_lines
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"`max_buffered_lines` must be an int >= 1. Received: {size!r}.")
         self.directory = Path(directory)
         self.max_buffered_lines = max_buffered_lines
         self._epoch: int | None = None  # the epoch whose files are open
