@@ -1,0 +1,239 @@
+"""Epoch-level queries over the metric logs (Burn's `EventStore` and `NumericMetricsAggregate`).
+
+Checkpointing and early-stopping strategies ask the store questions such as "which epoch had the
+lowest mean validation loss?". The store reads the answer from the split's metric loggers and
+caches each epoch's aggregate.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from burnish.train.logger.base import LoggedEntry, MetricLogger
+from burnish.train.logger.file import FileMetricLogger
+from burnish.train.metric.base import NumericEntry
+
+__all__ = ["Aggregate", "Direction", "MetricStore", "Split", "aggregate_entries"]
+
+
+class Split(enum.Enum):
+    """The data split a metric was computed on (Burn: `Split`)."""
+
+    TRAIN = "train"
+    VALID = "valid"
+    TEST = "test"
+
+    @classmethod
+    def parse(cls, split: Split | str) -> Split:
+        """`split` itself, or the split named by `split` ("train", "valid" or "test").
+
+        Raises:
+            ValueError: if `split` names no split.
+        """
+        if isinstance(split, cls):
+            return split
+        if isinstance(split, str):
+            try:
+                return cls(split.lower())
+            except ValueError:
+                pass
+        raise ValueError(
+            f"`split` must be a Split or one of 'train', 'valid', 'test'. Received: {split!r}."
+        )
+
+
+class Aggregate(enum.Enum):
+    """How the lines of an epoch are reduced to one value (Burn: `Aggregate`; Burn has only
+    `Mean`): the count-weighted mean, `sum(value * count) / sum(count)`."""
+
+    MEAN = "mean"
+
+
+class Direction(enum.Enum):
+    """Which values are better (Burn: `Direction`)."""
+
+    LOWEST = "lowest"
+    HIGHEST = "highest"
+
+
+def _check_enum(kind: type[enum.Enum], value: object, name: str) -> enum.Enum:
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str):
+        try:
+            return kind(value.lower())
+        except ValueError:
+            pass
+    allowed = ", ".join(f"{kind.__name__}.{member.name}" for member in kind)
+    raise ValueError(f"`{name}` must be one of {allowed}. Received: {value!r}.")
+
+
+def aggregate_entries(entries: Iterable[NumericEntry], aggregate: Aggregate) -> float | None:
+    """Reduce an epoch's entries: `sum(value * count) / sum(count)` (None if there are none).
+
+    The mean is weighted by each batch's item count, so a short last batch counts for what it
+    holds (Burn's `NumericMetricsAggregate::aggregate`).
+    """
+    _check_enum(Aggregate, aggregate, "aggregate")
+    total = 0.0
+    count = 0
+    for entry in entries:
+        total += float(entry.value) * entry.count
+        count += entry.count
+    return total / count if count > 0 else None
+
+
+def _better(value: float, best: float | None, direction: Direction) -> bool:
+    if math.isnan(value):
+        return False
+    if best is None:
+        return True
+    return value < best if direction is Direction.LOWEST else value > best
+
+
+class MetricStore:
+    """Answers epoch-level questions from the metric loggers of each split.
+
+    Log through the store (`log`, `end_epoch`) so its cache stays in step with the loggers.
+
+    Example:
+        >>> store = MetricStore.from_dir("artifacts")
+        >>> store.find_epoch("Loss", Aggregate.MEAN, Direction.LOWEST, Split.VALID)
+        3
+
+    Args:
+        loggers: The metric loggers of each split (`{Split.TRAIN: logger, ...}`, a logger or a
+            list of loggers per split).
+    """
+
+    def __init__(
+        self,
+        loggers: Mapping[Split | str, MetricLogger | Sequence[MetricLogger]] | None = None,
+    ) -> None:
+        self._loggers: dict[Split, list[MetricLogger]] = {split: [] for split in Split}
+        self._cache: dict[tuple[Split, str, int, Aggregate], float] = {}
+        for split, value in (loggers or {}).items():
+            for logger in [value] if isinstance(value, MetricLogger) else value:
+                self.register_logger(split, logger)
+
+    @classmethod
+    def from_dir(cls, artifact_dir: str | os.PathLike) -> MetricStore:
+        """A store over `<artifact_dir>/train` and `<artifact_dir>/valid` file logs."""
+        artifact_dir = Path(artifact_dir)
+        return cls(
+            {
+                Split.TRAIN: FileMetricLogger(artifact_dir / "train"),
+                Split.VALID: FileMetricLogger(artifact_dir / "valid"),
+            }
+        )
+
+    def register_logger(self, split: Split | str, logger: MetricLogger) -> None:
+        """Add `logger` to the loggers of `split` (Burn: `register_logger_train/valid`)."""
+        if not isinstance(logger, MetricLogger):
+            raise TypeError(
+                f"`logger` must be a MetricLogger. Received: {type(logger).__name__}. "
+                "Subclass burnish.train.logger.MetricLogger."
+            )
+        self._loggers[Split.parse(split)].append(logger)
+
+    def loggers(self, split: Split | str) -> list[MetricLogger]:
+        """The loggers registered for `split`."""
+        return list(self._loggers[Split.parse(split)])
+
+    # ---------------------------------------------------------------- events
+    def log(
+        self, split: Split | str, name: str, epoch: int, entries: Sequence[LoggedEntry]
+    ) -> None:
+        """Send `entries` of metric `name` to every logger of `split`."""
+        split = Split.parse(split)
+        for logger in self._loggers[split]:
+            logger.log(name, epoch, entries)
+        self.invalidate(split, name, epoch)
+
+    def end_epoch(self, split: Split | str, epoch: int) -> None:
+        """Tell every logger of `split` that `epoch` is over."""
+        for logger in self._loggers[Split.parse(split)]:
+            logger.end_epoch(epoch)
+
+    def flush(self) -> None:
+        """Flush every logger."""
+        for loggers in self._loggers.values():
+            for logger in loggers:
+                logger.flush()
+
+    def close(self) -> None:
+        """Close every logger."""
+        for loggers in self._loggers.values():
+            for logger in loggers:
+                logger.close()
+
+    def invalidate(
+        self, split: Split | str | None = None, name: str | None = None, epoch: int | None = None
+    ) -> None:
+        """Forget cached aggregates matching `split`, `name` and `epoch` (None matches all)."""
+        split = None if split is None else Split.parse(split)
+        for key in list(self._cache):
+            if (
+                (split is None or key[0] is split)
+                and (name is None or key[1] == name)
+                and (epoch is None or key[2] == epoch)
+            ):
+                del self._cache[key]
+
+    # ---------------------------------------------------------------- queries
+    def read_numeric(self, name: str, epoch: int, split: Split | str) -> list[NumericEntry]:
+        """The entries of `name` in `epoch`, from the first logger of `split` that has some."""
+        for logger in self._loggers[Split.parse(split)]:
+            entries = logger.read_numeric(name, epoch)
+            if entries:
+                return entries
+        return []
+
+    def find_metric(
+        self, name: str, epoch: int, aggregate: Aggregate, split: Split | str
+    ) -> float | None:
+        """The `aggregate` of metric `name` over `epoch` of `split`, None if nothing was logged.
+
+        Raises:
+            ValueError: if `epoch` < 1 or `aggregate`/`split` is not one of the enum's members.
+        """
+        split = Split.parse(split)
+        aggregate = _check_enum(Aggregate, aggregate, "aggregate")
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
+            raise ValueError(f"`epoch` must be an int >= 1. Received: {epoch!r}.")
+        key = (split, name, epoch, aggregate)
+        if key in self._cache:
+            return self._cache[key]
+        value = aggregate_entries(self.read_numeric(name, epoch, split), aggregate)
+        if value is not None:
+            self._cache[key] = value
+        return value
+
+    def find_epoch(
+        self, name: str, aggregate: Aggregate, direction: Direction, split: Split | str
+    ) -> int | None:
+        """The epoch with the best `aggregate` of `name` (the earliest on ties).
+
+        Epochs are read from 1 up to the first epoch without entries. NaN values are never best.
+        Returns None if no epoch has a (non-NaN) value.
+        """
+        direction = _check_enum(Direction, direction, "direction")
+        best_epoch: int | None = None
+        best: float | None = None
+        epoch = 1
+        while (value := self.find_metric(name, epoch, aggregate, split)) is not None:
+            if _better(value, best, direction):
+                best_epoch, best = epoch, value
+            epoch += 1
+        return best_epoch
+
+    def values(self, name: str, aggregate: Aggregate, split: Split | str) -> list[float]:
+        """The `aggregate` of `name` for epochs 1, 2, ... up to the first epoch without entries."""
+        values = []
+        while (value := self.find_metric(name, len(values) + 1, aggregate, split)) is not None:
+            values.append(value)
+        return values
