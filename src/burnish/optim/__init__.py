@@ -1,0 +1,42 @@
+"""Explicit gradients and optimizers (Burn's `burn::optim`).
+
+grads = bn.backward(loss)
+grads = GradientsParams.from_grads(grads, model)
+model = optim.step(lr, model, grads)
+"""
+
+from burnish.optim.adagrad import AdaGrad, AdaGradConfig
+from burnish.optim.adam import Adam, AdamConfig
+from burnish.optim.adamw import AdamW, AdamWConfig
+from burnish.optim.base import Optimizer
+from burnish.optim.clipping import GradientClippingConfig
+from burnish.optim.decay import WeightDecayConfig
+from burnish.optim.grad_accum import GradientsAccumulator
+from burnish.optim.grads import Gradients, backward, grad
+from burnish.optim.momentum import MomentumConfig
+from burnish.optim.params import GradientsParams, ParamId
+from burnish.optim.rmsprop import RmsProp, RmsPropConfig
+from burnish.optim.sgd import Sgd, SgdConfig
+
+__all__ = [
+    "AdaGrad",
+    "AdaGradConfig",
+    "Adam",
+    "AdamConfig",
+    "AdamW",
+    "AdamWConfig",
+    "GradientClippingConfig",
+    "Gradients",
+    "GradientsAccumulator",
+    "GradientsParams",
+    "MomentumConfig",
+    "Optimizer",
+    "ParamId",
+    "RmsProp",
+    "RmsPropConfig",
+    "Sgd",
+    "SgdConfig",
+    "WeightDecayConfig",
+    "backward",
+    "grad",
+]

@@ -1,0 +1,95 @@
+"""Adam (Burn: `AdamConfig` / `Adam`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor
+from torch.optim.adam import adam
+
+from burnish.config import config
+from burnish.errors import ConfigError
+from burnish.optim.base import Optimizer, _new_step
+from burnish.optim.clipping import GradientClippingConfig
+from burnish.optim.decay import WeightDecayConfig
+
+__all__ = ["Adam", "AdamConfig"]
+
+
+@config
+class AdamConfig:
+    """Configuration of `Adam`, with Burn's defaults (note `epsilon=1e-5`, not 1e-8).
+
+    Args:
+        beta_1: decay of the first moment.
+        beta_2: decay of the second moment.
+        epsilon: added to the square root of the second moment.
+        weight_decay: L2 penalty added to the gradient (coupled, as `torch.optim.Adam`).
+        grad_clipping: per-tensor clipping applied first.
+    """
+
+    beta_1: float = 0.9
+    beta_2: float = 0.999
+    epsilon: float = 1e-5
+    weight_decay: WeightDecayConfig | None = None
+    grad_clipping: GradientClippingConfig | None = None
+
+    def __post_init__(self) -> None:
+        _check_betas(self.beta_1, self.beta_2, self.epsilon)
+
+    def init(self) -> Adam:
+        """Build the optimizer."""
+        return Adam(self)
+
+
+class Adam(Optimizer):
+    """Adam: Kingma & Ba, 2015, "Adam: A Method for Stochastic Optimization".
+
+    Per step t: `m = b1 m + (1 - b1) g`, `v = b2 v + (1 - b2) g^2`,
+    `p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)`.
+    Runs `torch.optim.adam.adam` (foreach on accelerators).
+    """
+
+    decoupled = False
+
+    def __init__(self, config: Any) -> None:
+        super().__init__(config.grad_clipping)
+        self.config = config
+
+    def _new_state(self, param: Tensor) -> dict[str, Any]:
+        return {
+            "step": _new_step(),
+            "moment_1": torch.zeros_like(param, memory_format=torch.preserve_format),
+            "moment_2": torch.zeros_like(param, memory_format=torch.preserve_format),
+        }
+
+    def _weight_decay(self) -> float:
+        decay = self.config.weight_decay
+        return decay.penalty if decay is not None else 0.0
+
+    def _update(self, lr: float, params: list[Tensor], grads: list[Tensor], states: list[dict]):
+        adam(
+            params,
+            grads,
+            [state["moment_1"] for state in states],
+            [state["moment_2"] for state in states],
+            [],
+            [state["step"] for state in states],
+            decoupled_weight_decay=self.decoupled,
+            amsgrad=False,
+            beta1=self.config.beta_1,
+            beta2=self.config.beta_2,
+            lr=lr,
+            weight_decay=self._weight_decay(),
+            eps=self.config.epsilon,
+            maximize=False,
+        )
+
+
+def _check_betas(beta_1: float, beta_2: float, epsilon: float) -> None:
+    for name, beta in (("beta_1", beta_1), ("beta_2", beta_2)):
+        if not 0.0 <= beta < 1.0:
+            raise ConfigError(f"`{name}` must be in [0, 1). Received: {name}={beta!r}.")
+    if not epsilon >= 0.0:
+        raise ConfigError(f"`epsilon` must be >= 0. Received: epsilon={epsilon!r}.")

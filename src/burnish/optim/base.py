@@ -1,0 +1,174 @@
+"""The optimizer interface (Burn: `Optimizer` + `OptimizerAdaptor`).
+
+An optimizer is functional in Burn's sense: `model = optim.step(lr, model, grads)` applies
+the given gradients with the given learning rate to the parameters present in `grads`, and
+nothing else. Per-parameter state is created lazily, keyed by parameter id (qualified name),
+and the arithmetic is PyTorch's own functional foreach/fused kernels.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from typing import Any, TypeVar
+
+import torch
+from torch import Tensor, nn
+
+from burnish.errors import RecordError
+from burnish.optim.clipping import GradientClippingConfig
+from burnish.optim.params import GradientsParams, named_parameters
+
+__all__ = ["Optimizer"]
+
+M = TypeVar("M", bound=nn.Module)
+_RECORD_VERSION = 1
+# Step counters stay on the CPU as torch.optim keeps them, so bias corrections never sync.
+_STEP_DTYPE = torch.get_default_dtype
+
+
+class Optimizer(ABC):
+    """Base class of burnish's optimizers: `step`, `to_record`, `load_record`.
+
+    Subclasses implement `_new_state(param)` (the state of a parameter's first step) and
+    `_update(lr, params, grads, states)` (one call to a torch functional kernel).
+    """
+
+    def __init__(self, grad_clipping: GradientClippingConfig | None = None) -> None:
+        self.grad_clipping = grad_clipping
+        self._states: dict[str, dict[str, Any]] = {}
+        self._unplaced: set[str] = set()
+
+    def step(self, lr: float, model: M, grads: GradientsParams) -> M:
+        """Apply `grads` to `model`'s parameters with learning rate `lr`; return `model`.
+
+        Only the parameters present in `grads` move; their gradients are removed from
+        `grads` (consumed). Parameters are updated in place, without autograd.
+
+        Args:
+            lr: the learning rate of this step (a float).
+            model: the module holding the parameters (a DDP wrapper is accepted).
+            grads: from `GradientsParams.from_grads` / `from_module` / `from_params`.
+
+        Raises:
+            TypeError: if `lr` is not a real number or `grads` is not a GradientsParams.
+        """
+        lr = _check_lr(lr)
+        if not isinstance(grads, GradientsParams):
+            raise TypeError(
+                "`grads` must be a GradientsParams (GradientsParams.from_grads(grads, model)). "
+                f"Received: {type(grads).__name__}."
+            )
+        names, params, grad_list = [], [], []
+        for name, param in named_parameters(model):
+            value = grads._take(param)
+            if value is not None:
+                names.append(name)
+                params.append(param)
+                grad_list.append(value)
+        if not params:
+            return model
+        with torch.no_grad():
+            if self.grad_clipping is not None:
+                grad_list = self.grad_clipping.clip(grad_list)
+            states = [self._state(name, param) for name, param in zip(names, params)]
+            self._update(lr, params, grad_list, states)
+        return model
+
+    # -- records -----------------------------------------------------------------------------
+
+    def to_record(self) -> dict[str, Any]:
+        """The optimizer state: `{"optimizer", "version", "state": {param_id: {...}}}`.
+
+        Tensors are copies (a snapshot, as Burn's records are values); step counters are
+        Python ints.
+        """
+        state = {
+            name: {key: _snapshot(key, value) for key, value in entry.items()}
+            for name, entry in self._states.items()
+        }
+        return {"optimizer": type(self).__name__, "version": _RECORD_VERSION, "state": state}
+
+    def load_record(self, record: dict[str, Any]) -> Optimizer:
+        """Replace the state with `record` (from `to_record`); returns self.
+
+        Tensors are copied, and moved to their parameter's device and dtype at its next step.
+
+        Raises:
+            RecordError: if the record is not one of this optimizer's.
+        """
+        if not isinstance(record, dict) or "state" not in record:
+            raise RecordError(
+                f"Expected an optimizer record from {type(self).__name__}.to_record(). "
+                f"Received: {type(record).__name__}."
+            )
+        kind = record.get("optimizer")
+        if kind != type(self).__name__:
+            raise RecordError(
+                f"This record was saved by optimizer {kind!r}; it cannot be loaded into "
+                f"{type(self).__name__}. Load it with the optimizer that saved it."
+            )
+        self._states = {
+            name: {key: self._restore(key, value) for key, value in entry.items()}
+            for name, entry in record["state"].items()
+        }
+        self._unplaced = set(self._states)
+        return self
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(params_with_state={len(self._states)})"
+
+    # -- subclass interface ----------------------------------------------------------------
+
+    @abstractmethod
+    def _new_state(self, param: Tensor) -> dict[str, Any]:
+        """The state of `param` before its first step."""
+
+    @abstractmethod
+    def _update(
+        self, lr: float, params: list[Tensor], grads: list[Tensor], states: list[dict]
+    ) -> None:
+        """Update `params` in place from `grads`, updating `states` in place."""
+
+    def _restore(self, key: str, value: Any) -> Any:
+        """A state entry from a record: step counters become CPU tensors again."""
+        if key == "step":
+            return torch.tensor(float(value), dtype=_STEP_DTYPE())
+        return value.detach().clone() if isinstance(value, Tensor) else value
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _state(self, name: str, param: Tensor) -> dict[str, Any]:
+        state = self._states.get(name)
+        if state is None:
+            state = self._states[name] = self._new_state(param)
+        elif name in self._unplaced:
+            self._unplaced.discard(name)
+            for key, value in state.items():
+                if isinstance(value, Tensor) and key != "step":
+                    state[key] = value.to(device=param.device, dtype=param.dtype)
+        return state
+
+
+def _new_step() -> Tensor:
+    return torch.tensor(0.0, dtype=_STEP_DTYPE())
+
+
+def _snapshot(key: str, value: Any) -> Any:
+    if not isinstance(value, Tensor):
+        return value
+    if key == "step":
+        return int(value.item())  # a CPU scalar: no device sync
+    return value.detach().clone()
+
+
+def _check_lr(lr: Any) -> float:
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)):
+        raise TypeError(
+            f"`lr` must be a float (the learning rate of this step). Received: {lr!r} "
+            f"({type(lr).__name__}). Use scheduler.step() to get one from a scheduler."
+        )
+    lr = float(lr)
+    if not math.isfinite(lr):
+        raise ValueError(f"`lr` must be finite. Received: lr={lr}.")
+    return lr

@@ -1,0 +1,46 @@
+"""Gradient accumulation over several backward passes (Burn: `GradientsAccumulator`)."""
+
+from __future__ import annotations
+
+from torch import nn
+
+from burnish.optim.params import GradientsParams, named_parameters
+
+__all__ = ["GradientsAccumulator"]
+
+
+class GradientsAccumulator:
+    """Sums `GradientsParams` of one module; `grads()` returns the sum and resets.
+
+    Example:
+        >>> acc = GradientsAccumulator()
+        >>> for batch in micro_batches:
+        ...     acc.accumulate(model, GradientsParams.from_grads(bn.backward(loss), model))
+        >>> model = optim.step(lr, model, acc.grads())
+    """
+
+    def __init__(self) -> None:
+        self._grads = GradientsParams()
+
+    def accumulate(self, module: nn.Module, grads: GradientsParams) -> None:
+        """Add `grads` of `module`'s parameters to the running sum (consumes `grads`).
+
+        The running sum is updated in place (`sum += new`), as `.grad` accumulation does.
+        """
+        for name, param in named_parameters(module):
+            new = grads._take(param)
+            if new is None:
+                continue
+            old = self._grads.get(param)
+            if old is None:
+                self._grads.register(param, new, name=name)
+            else:
+                old.add_(new)
+
+    def grads(self) -> GradientsParams:
+        """The accumulated gradients; the accumulator starts again from zero."""
+        grads, self._grads = self._grads, GradientsParams()
+        return grads
+
+    def __len__(self) -> int:
+        return len(self._grads)

@@ -1,0 +1,73 @@
+"""Stochastic gradient descent (Burn: `SgdConfig` / `Sgd`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import Tensor
+from torch.optim.sgd import sgd
+
+from burnish.config import config
+from burnish.optim.base import Optimizer
+from burnish.optim.clipping import GradientClippingConfig
+from burnish.optim.decay import WeightDecayConfig
+from burnish.optim.momentum import MomentumConfig
+
+__all__ = ["Sgd", "SgdConfig"]
+
+
+@config
+class SgdConfig:
+    """Configuration of `Sgd`; every part is optional, as in Burn.
+
+    Args:
+        weight_decay: L2 penalty added to the gradient.
+        momentum: momentum (Burn's defaults: 0.9, dampening 0.1).
+        gradient_clipping: per-tensor clipping applied first.
+
+    Example:
+        >>> optim = SgdConfig(momentum=MomentumConfig()).init()
+        >>> model = optim.step(0.01, model, grads)
+    """
+
+    weight_decay: WeightDecayConfig | None = None
+    momentum: MomentumConfig | None = None
+    gradient_clipping: GradientClippingConfig | None = None
+
+    def init(self) -> Sgd:
+        """Build the optimizer."""
+        return Sgd(self)
+
+
+class Sgd(Optimizer):
+    """SGD with optional weight decay and (Nesterov) momentum.
+
+    Per step: `g = clip(g)`; `g += penalty * p`; momentum as in `MomentumConfig`;
+    `p -= lr * g`. Runs `torch.optim.sgd.sgd` (foreach on accelerators). Robbins & Monro,
+    1951, "A Stochastic Approximation Method".
+    """
+
+    def __init__(self, config: SgdConfig) -> None:
+        super().__init__(config.gradient_clipping)
+        self.config = config
+
+    def _new_state(self, param: Tensor) -> dict[str, Any]:
+        return {"velocity": None} if self.config.momentum is not None else {}
+
+    def _update(self, lr: float, params: list[Tensor], grads: list[Tensor], states: list[dict]):
+        momentum = self.config.momentum
+        buffers = [state.get("velocity") for state in states]
+        sgd(
+            params,
+            grads,
+            buffers,
+            weight_decay=self.config.weight_decay.penalty if self.config.weight_decay else 0.0,
+            momentum=momentum.momentum if momentum else 0.0,
+            lr=lr,
+            dampening=momentum.dampening if momentum else 0.0,
+            nesterov=momentum.nesterov if momentum else False,
+            maximize=False,
+        )
+        if momentum is not None:
+            for state, buffer in zip(states, buffers):
+                state["velocity"] = buffer
