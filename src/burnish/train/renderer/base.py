@@ -1,0 +1,127 @@
+"""The renderer interface: what the learner shows while it trains (Burn's `MetricsRenderer`)."""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from types import TracebackType
+
+from burnish.train.interrupter import Interrupter
+
+__all__ = ["MetricsRenderer", "RenderSnapshot", "TrainingProgress", "format_value"]
+
+SPLITS = ("train", "valid")
+
+
+@dataclass(frozen=True)
+class TrainingProgress:
+    """Where the learner is (Burn's `TrainingProgress`).
+
+    Attributes:
+        epoch: The current epoch, starting at 1.
+        epoch_total: The number of epochs of the run.
+        iteration: The iteration counter of the learner.
+        items_processed: Items (samples) processed so far in this epoch of this split.
+        items_total: Items in one epoch of this split.
+    """
+
+    epoch: int
+    epoch_total: int
+    iteration: int
+    items_processed: int
+    items_total: int
+
+    @property
+    def fraction(self) -> float:
+        """The fraction of this epoch done, in [0, 1] (0 when the epoch size is unknown)."""
+        if self.items_total <= 0:
+            return 0.0
+        return min(1.0, max(0.0, self.items_processed / self.items_total))
+
+
+@dataclass(frozen=True)
+class RenderSnapshot:
+    """The metric values of one iteration, read from the device at the renderer's rate.
+
+    Attributes:
+        split: `"train"` or `"valid"`.
+        progress: Where the learner is.
+        numeric: Numeric metric name -> `(current, running)`: the value of the last batch and
+            the running value of the epoch so far, both host floats.
+        text: Text metric name -> its formatted value.
+    """
+
+    split: str
+    progress: TrainingProgress
+    numeric: dict[str, tuple[float, float]] = field(default_factory=dict)
+    text: dict[str, str] = field(default_factory=dict)
+
+
+class MetricsRenderer(ABC):
+    """Shows training progress and metrics; the learner drives it.
+
+    Call order: `start` once, then per iteration `due()` and, only when it returns True,
+    `render(snapshot)`; `end_epoch` after each epoch of each split; `close` at the end (also
+    when training fails). A renderer is also a context manager that closes itself.
+    """
+
+    @abstractmethod
+    def start(self, num_epochs: int, interrupter: Interrupter) -> None:
+        """Begin a run of `num_epochs` epochs; `interrupter` receives stop requests."""
+
+    @abstractmethod
+    def due(self) -> bool:
+        """Whether the next `render` would be shown. A cheap check, called every iteration."""
+
+    @abstractmethod
+    def render(self, snapshot: RenderSnapshot) -> None:
+        """Show the state of the current iteration."""
+
+    @abstractmethod
+    def end_epoch(self, split: str, epoch: int, values: dict[str, float]) -> None:
+        """Record the final value of each numeric metric for one epoch of one split."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the terminal. Safe to call more than once."""
+
+    def __enter__(self) -> MetricsRenderer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def check_split(split: str) -> None:
+    """Raise if `split` is not one the renderers know."""
+    if split not in SPLITS:
+        raise ValueError(f"`split` must be one of {SPLITS}. Received: split={split!r}.")
+
+
+def check_num_epochs(num_epochs: int) -> None:
+    """Raise if `num_epochs` is not a positive int."""
+    if isinstance(num_epochs, bool) or not isinstance(num_epochs, int) or num_epochs < 1:
+        raise ValueError(f"`num_epochs` must be an int >= 1. Received: num_epochs={num_epochs!r}.")
+
+
+def format_value(value: float) -> str:
+    """Format a metric value compactly: 4 decimals, or scientific notation when tiny/huge.
+
+    Example:
+        >>> format_value(0.31241), format_value(1e-5), format_value(123456.0)
+        ('0.3124', '1.000e-05', '1.235e+05')
+    """
+    value = float(value)
+    if not math.isfinite(value):
+        return str(value)
+    if value == 0.0:
+        return "0"
+    if 1e-3 <= abs(value) < 1e5:
+        return f"{value:.4f}"
+    return f"{value:.3e}"

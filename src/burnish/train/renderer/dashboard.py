@@ -1,0 +1,102 @@
+"""The TUI's state: what the learner reported and what the user selected."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from burnish.train.renderer.base import SPLITS, RenderSnapshot, TrainingProgress
+from burnish.train.renderer.history import MetricHistory
+from burnish.train.renderer.progress import ProgressEstimate
+
+__all__ = ["DashboardState", "SplitState"]
+
+
+@dataclass
+class SplitState:
+    """The latest values of one split.
+
+    Attributes:
+        progress: The latest progress, None before the split first ran.
+        numeric: Metric name -> `(current, running)`; after `end_epoch` the running value is
+            the epoch's final value.
+        text: Text metric name -> formatted value.
+        epoch_done: The last epoch that ended for this split (0 if none).
+    """
+
+    progress: TrainingProgress | None = None
+    numeric: dict[str, tuple[float, float]] = field(default_factory=dict)
+    text: dict[str, str] = field(default_factory=dict)
+    epoch_done: int = 0
+
+
+class DashboardState:
+    """Everything the dashboard draws; mutated by the learner thread and the key thread.
+
+    The owner serialises access (the TUI renderer holds a lock around every call).
+
+    Args:
+        num_epochs: Epochs of the run.
+        clock: A monotonic clock in seconds.
+    """
+
+    def __init__(self, num_epochs: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.num_epochs = num_epochs
+        self.clock = clock
+        self.started = clock()
+        self.mode = "train"
+        self.splits = {split: SplitState() for split in SPLITS}
+        self.history = MetricHistory()
+        self.estimate = ProgressEstimate(clock)
+        self.selected = 0
+        self.recent = False
+        self.stopping: str | None = None
+        self.finished = False
+
+    def update(self, snapshot: RenderSnapshot) -> None:
+        """Take in the values of one rendered iteration."""
+        state = self.splits[snapshot.split]
+        self.mode = snapshot.split
+        state.progress = snapshot.progress
+        state.numeric.update(snapshot.numeric)
+        state.text.update(snapshot.text)
+        currents = {name: current for name, (current, _) in snapshot.numeric.items()}
+        self.history.push(snapshot.split, snapshot.progress, currents)
+        if snapshot.split == "train":
+            self.estimate.update(snapshot.progress)
+
+    def end_epoch(self, split: str, epoch: int, values: dict[str, float]) -> None:
+        """Store the final epoch values of `split`."""
+        state = self.splits[split]
+        state.epoch_done = epoch
+        for name, value in values.items():
+            current = state.numeric.get(name, (value, value))[0]
+            state.numeric[name] = (current, value)
+            if name not in self.history.names:
+                self.history.names.append(name)
+
+    @property
+    def selected_name(self) -> str | None:
+        """The plotted metric, None until a numeric metric was reported."""
+        names = self.history.names
+        return names[self.selected % len(names)] if names else None
+
+    def on_key(self, key: str) -> bool:
+        """Apply a navigation key (`left`, `right`, `up`, `down`); returns whether it did."""
+        count = len(self.history.names)
+        if key in ("right", "left") and count:
+            step = 1 if key == "right" else -1
+            self.selected = (self.selected + step) % count
+            return True
+        if key in ("up", "down"):
+            self.recent = not self.recent
+            return True
+        return False
+
+    def text_names(self) -> list[str]:
+        """Text metric names of both splits, in order of first appearance."""
+        names: dict[str, None] = {}
+        for split in SPLITS:
+            names.update(dict.fromkeys(self.splits[split].text))
+        return list(names)

@@ -1,0 +1,158 @@
+"""The TUI's panels as rich renderables, built from a `DashboardState` (Burn's TUI layout).
+
+Every builder copies what it needs out of the state, so the result can be drawn later
+without holding the state's lock.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.layout import Layout
+from rich.panel import Panel
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from burnish.train.renderer.base import format_value
+from burnish.train.renderer.dashboard import DashboardState
+from burnish.train.renderer.plot import LinePlot, PlotSeries
+from burnish.train.renderer.progress import format_eta
+
+__all__ = [
+    "build_dashboard",
+    "controls_panel",
+    "metrics_panel",
+    "plot_panel",
+    "progress_panel",
+    "status_panel",
+]
+
+SPLIT_STYLES = {"train": "bright_red", "valid": "bright_blue"}
+SPLIT_LABELS = {"train": "Train", "valid": "Valid"}
+MODE_LABELS = {"train": "Training", "valid": "Validating"}
+
+
+def build_dashboard(state: DashboardState) -> Layout:
+    """The whole screen: metrics, status and controls left, the plot right, progress below."""
+    root = Layout()
+    root.split_column(Layout(name="main", ratio=1), Layout(progress_panel(state), size=3))
+    left = Layout(name="left", ratio=42)
+    root["main"].split_row(left, Layout(plot_panel(state), ratio=58))
+    status_height = 8 if state.stopping else 7
+    left.split_column(
+        Layout(metrics_panel(state), ratio=1),
+        Layout(status_panel(state), size=status_height),
+        Layout(controls_panel(), size=3),
+    )
+    return root
+
+
+def metrics_panel(state: DashboardState) -> Panel:
+    """Per numeric metric and split: the last batch's value and the epoch's running value."""
+    table = Table(box=None, pad_edge=False, expand=True, header_style="bold")
+    table.add_column("Metric", style="bold yellow", no_wrap=True, overflow="ellipsis", ratio=1)
+    for split in ("train", "valid"):
+        for column in ("batch", "epoch"):
+            header = Text(f"{SPLIT_LABELS[split]}\n{column}", style=SPLIT_STYLES[split])
+            table.add_column(header, justify="right", no_wrap=True)
+    for name in state.history.names:
+        cells = []
+        for split in ("train", "valid"):
+            values = state.splits[split].numeric.get(name)
+            cells += [format_value(v) for v in values] if values else ["-", "-"]
+        table.add_row(name, *cells)
+    parts: list[RenderableType] = [table]
+    for name in state.text_names():
+        line = Text(f"{name}: ", style="bold yellow", no_wrap=True, overflow="ellipsis")
+        for split in ("train", "valid"):
+            value = state.splits[split].text.get(name)
+            if value is not None:
+                line.append(f"{SPLIT_LABELS[split]} ", style=SPLIT_STYLES[split])
+                line.append(f"{value}  ")
+        parts.append(line)
+    return Panel(Group(*parts), title="Metrics", title_align="left")
+
+
+def status_panel(state: DashboardState) -> Panel:
+    """Mode, epoch, iteration, items and elapsed time; the stop reason while stopping."""
+    progress = state.splits[state.mode].progress
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="bold yellow", no_wrap=True)
+    grid.add_column(overflow="ellipsis", no_wrap=True)
+    grid.add_row("Mode", MODE_LABELS[state.mode] + (" (finished)" if state.finished else ""))
+    if progress is None:
+        grid.add_row("Epoch", f"-/{state.num_epochs}")
+        grid.add_row("Iteration", "-")
+        grid.add_row("Items", "-")
+    else:
+        grid.add_row("Epoch", f"{progress.epoch}/{progress.epoch_total}")
+        grid.add_row("Iteration", str(progress.iteration))
+        percent = f" ({progress.fraction:.0%})" if progress.items_total > 0 else ""
+        grid.add_row("Items", f"{progress.items_processed}/{progress.items_total}{percent}")
+    grid.add_row("Elapsed", format_eta(state.clock() - state.started))
+    if state.stopping:
+        grid.add_row(Text("Stopping", style="bold red"), Text(state.stopping, style="red"))
+    return Panel(grid, title="Status", title_align="left")
+
+
+def controls_panel() -> Panel:
+    """The keys the dashboard understands."""
+    text = Text.assemble(
+        ("←/→", "bold"), " metric  ", ("↑/↓", "bold"), " full/recent  ", ("q", "bold"), " stop"
+    )
+    return Panel(text, title="Controls", title_align="left")
+
+
+def progress_panel(state: DashboardState) -> Panel:
+    """The overall training progress (train items over all epochs) and its ETA."""
+    fraction = state.estimate.fraction
+    grid = Table.grid(expand=True, padding=(0, 1))
+    grid.add_column(ratio=1)
+    grid.add_column(no_wrap=True, justify="right")
+    bar_style = "red" if state.stopping else "yellow"
+    bar = ProgressBar(total=1.0, completed=fraction, complete_style=bar_style)
+    eta = "stopping..." if state.stopping else f"ETA {format_eta(state.estimate.remaining_s())}"
+    grid.add_row(bar, f"{fraction:5.1%} ({eta})")
+    return Panel(grid, title="Progress", title_align="left")
+
+
+def plot_panel(state: DashboardState) -> Panel:
+    """The selected metric's train and valid lines, with the metric tabs on top."""
+    name = state.selected_name
+    if name is None:
+        return Panel(Text("waiting for metrics...", style="dim"), title="Plot", title_align="left")
+    points = state.history.series(name, recent=state.recent)
+    series = [
+        PlotSeries(SPLIT_LABELS[split], points[split], SPLIT_STYLES[split])
+        for split in ("train", "valid")
+        if split in points
+    ]
+    if state.recent:
+        plot = LinePlot(series, x_label="fraction of the current epoch", x_range=(0.0, 1.0))
+    else:
+        plot = LinePlot(series, x_label="epoch")
+    kind = "current epoch" if state.recent else "full history"
+    tabs = _tab_strip(state.history.names, state.selected % len(state.history.names))
+    return Panel(_Stacked(tabs, plot), title=f"Plot: {name} ({kind})", title_align="left")
+
+
+def _tab_strip(names: list[str], selected: int) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    for index, name in enumerate(names):
+        if index:
+            text.append(" │ ", style="dim")
+        text.append(name, style="bold reverse yellow" if index == selected else "yellow")
+    return text
+
+
+class _Stacked:
+    """A one-line header above a renderable that gets the remaining height."""
+
+    def __init__(self, header: Text, body: LinePlot) -> None:
+        self.header = header
+        self.body = body
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.header
+        height = (options.height or self.body.height + 1) - 1
+        yield from console.render(self.body, options.update(height=max(height, 1)))

@@ -1,0 +1,181 @@
+"""Braille line plots for the terminal (rich has no plot widget; Burn draws with braille too)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+
+__all__ = ["BrailleCanvas", "LinePlot", "PlotSeries"]
+
+BRAILLE_BASE = 0x2800
+# Dot bit of the braille cell for (column, row) of its 2x4 grid.
+DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
+
+
+class BrailleCanvas:
+    """A grid of `width` x `height` character cells, each holding 2 x 4 dots.
+
+    Args:
+        width: Cells per row.
+        height: Rows of cells.
+    """
+
+    def __init__(self, width: int, height: int) -> None:
+        self.width = width
+        self.height = height
+        self._bits = [[0] * width for _ in range(height)]
+        self._styles: list[list[Style | None]] = [[None] * width for _ in range(height)]
+
+    @property
+    def dots(self) -> tuple[int, int]:
+        """The dot resolution `(columns, rows)`."""
+        return self.width * 2, self.height * 4
+
+    def set(self, x: int, y: int, style: Style | None = None) -> None:
+        """Light dot `(x, y)` (y down from the top); dots outside the canvas are ignored."""
+        if 0 <= x < self.width * 2 and 0 <= y < self.height * 4:
+            row, col = y // 4, x // 2
+            self._bits[row][col] |= DOT_BITS[x % 2][y % 4]
+            if style is not None:
+                self._styles[row][col] = style
+
+    def line(self, x0: int, y0: int, x1: int, y1: int, style: Style | None = None) -> None:
+        """Light the dots of the segment from `(x0, y0)` to `(x1, y1)` (Bresenham)."""
+        dx, dy = abs(x1 - x0), -abs(y1 - y0)
+        step_x, step_y = (1 if x0 < x1 else -1), (1 if y0 < y1 else -1)
+        error = dx + dy
+        while True:
+            self.set(x0, y0, style)
+            if x0 == x1 and y0 == y1:
+                return
+            doubled = 2 * error
+            if doubled >= dy:
+                error += dy
+                x0 += step_x
+            if doubled <= dx:
+                error += dx
+                y0 += step_y
+
+    def rows(self) -> list[Text]:
+        """One `Text` per row; an empty cell is a blank braille pattern."""
+        lines = []
+        for bits, styles in zip(self._bits, self._styles):
+            text = Text()
+            for bit, style in zip(bits, styles):
+                text.append(chr(BRAILLE_BASE + bit), style if bit else None)
+            lines.append(text)
+        return lines
+
+
+@dataclass(frozen=True)
+class PlotSeries:
+    """One line of a plot: a label for the legend, its points and its style."""
+
+    label: str
+    points: Sequence[tuple[float, float]]
+    style: str = "default"
+
+
+def _bounds(values: list[float], pad: float) -> tuple[float, float]:
+    low, high = min(values), max(values)
+    if high - low < 1e-12 * max(1.0, abs(high)):
+        spread = abs(high) * 0.05 or 0.5
+        return low - spread, high + spread
+    margin = (high - low) * pad
+    return low - margin, high + margin
+
+
+def _label(value: float) -> str:
+    return f"{value:.4g}"
+
+
+class LinePlot:
+    """A rich renderable drawing series as braille lines with axes and a legend.
+
+    It fills the width and height rich gives it (`height` when rich gives none).
+
+    Args:
+        series: The lines to draw, in legend order.
+        x_label: The caption of the x axis.
+        x_range: Fixed x bounds, or None to fit the data.
+        height: Rows used when the container does not set a height.
+    """
+
+    def __init__(
+        self,
+        series: Sequence[PlotSeries],
+        x_label: str = "",
+        x_range: tuple[float, float] | None = None,
+        height: int = 12,
+    ) -> None:
+        self.series = [s for s in series if s.points]
+        self.x_label = x_label
+        self.x_range = x_range
+        self.height = height
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width, height = options.max_width, options.height or self.height
+        for line in self.lines(width, height):
+            yield from line.render(console)
+            yield Segment.line()
+
+    def lines(self, width: int, height: int) -> list[Text]:
+        """The plot as `height` lines of at most `width` cells."""
+        if not self.series:
+            return [Text("waiting for values...", style="dim")] + [Text()] * (height - 1)
+        ys = [y for s in self.series for _, y in s.points]
+        xs = [x for s in self.series for x, _ in s.points]
+        y_low, y_high = _bounds(ys, pad=0.05)
+        x_low, x_high = self.x_range or _bounds(xs, pad=0.0)
+        y_labels = [_label(y_high), _label((y_low + y_high) / 2), _label(y_low)]
+        gutter = max(map(len, y_labels)) + 1
+        plot_width, plot_height = width - gutter - 1, height - 3
+        if plot_width < 4 or plot_height < 2:
+            return [Text("(too small to plot)", style="dim")] + [Text()] * (height - 1)
+        canvas = BrailleCanvas(plot_width, plot_height)
+        for series in self.series:
+            _draw(canvas, series, (x_low, x_high), (y_low, y_high))
+        label_rows = {0: y_labels[0], plot_height // 2: y_labels[1], plot_height - 1: y_labels[2]}
+        lines = []
+        for index, row in enumerate(canvas.rows()):
+            label = label_rows.get(index)
+            axis = Text(f"{label or '':>{gutter - 1}} " + ("┤" if label else "│"), style="dim")
+            lines.append(axis + row)
+        lines.append(Text(" " * gutter + "└" + "─" * plot_width, style="dim"))
+        left, right = _label(x_low), _label(x_high)
+        caption = self.x_label.center(max(0, plot_width - len(left) - len(right)))
+        lines.append(Text(" " * (gutter + 1) + left + caption + right, style="dim"))
+        legend = Text(" " * (gutter + 1))
+        for series in self.series:
+            legend.append("━━ ", style=series.style).append(series.label + "   ")
+        lines.append(legend)
+        return lines
+
+
+def _draw(
+    canvas: BrailleCanvas,
+    series: PlotSeries,
+    x_range: tuple[float, float],
+    y_range: tuple[float, float],
+) -> None:
+    columns, rows = canvas.dots
+    x_scale = (columns - 1) / ((x_range[1] - x_range[0]) or 1.0)
+    y_scale = (rows - 1) / ((y_range[1] - y_range[0]) or 1.0)
+    style = Style.parse(series.style)
+    previous = None
+    for x, y in series.points:
+        if not (math.isfinite(x) and math.isfinite(y)):
+            previous = None
+            continue
+        dot = (round((x - x_range[0]) * x_scale), round((y_range[1] - y) * y_scale))
+        if previous is None:
+            canvas.set(*dot, style=style)
+        else:
+            canvas.line(*previous, *dot, style=style)
+        previous = dot

@@ -1,0 +1,194 @@
+"""The terminal dashboard (Burn's `TuiMetricsRenderer`), drawn with rich on the alternate screen."""
+
+from __future__ import annotations
+
+import atexit
+import sys
+import threading
+import time
+import traceback
+import warnings
+
+from rich.console import Console
+from rich.live import Live
+
+from burnish.train.interrupter import Interrupter
+from burnish.train.renderer.base import (
+    MetricsRenderer,
+    RenderSnapshot,
+    check_num_epochs,
+    check_split,
+)
+from burnish.train.renderer.dashboard import DashboardState
+from burnish.train.renderer.keyboard import KeyReader
+from burnish.train.renderer.panels import build_dashboard
+
+__all__ = ["TuiMetricsRenderer"]
+
+STOP_REASON = "Training stopped by the user (q)"
+_TICK_S = 0.05  # how often the UI thread looks at keys and the stop flag
+_IDLE_REDRAW_S = 1.0  # redraw this often even without news, so elapsed time and ETA move
+
+
+class TuiMetricsRenderer(MetricsRenderer):
+    """A full-screen dashboard: metrics, status, a plot per numeric metric and a progress bar.
+
+    A background thread owns the screen: it reads keys (←/→ switch the plotted metric, ↑/↓
+    toggle full/recent history, `q` asks the interrupter to stop after the current iteration)
+    and redraws at most every `refresh_interval_s`. The learner's thread only stores values, so
+    drawing never runs in the training loop. The terminal is restored by `close()`, at exit, and
+    before an uncaught exception's traceback is printed.
+
+    Args:
+        refresh_interval_s: Seconds between two redraws (and between two `due()` == True).
+        console: The rich console to draw on (default: a new one on stdout).
+        read_keys: Whether to read keys from stdin when it is a terminal.
+
+    Example:
+        >>> renderer = TuiMetricsRenderer()  # doctest: +SKIP
+        >>> learner = builder.renderer(renderer).build(...)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        refresh_interval_s: float = 0.1,
+        console: Console | None = None,
+        read_keys: bool = True,
+    ) -> None:
+        if not refresh_interval_s > 0:
+            raise ValueError(
+                "`refresh_interval_s` must be > 0. "
+                f"Received: refresh_interval_s={refresh_interval_s!r}."
+            )
+        self.refresh_interval_s = float(refresh_interval_s)
+        self._console = console
+        self._read_keys = read_keys
+        self._lock = threading.Lock()
+        self._stop_drawing = threading.Event()
+        self._next_due = 0.0
+        self._dirty = False
+        self._state: DashboardState | None = None
+        self._interrupter: Interrupter | None = None
+        self._live: Live | None = None
+        self._keys: KeyReader | None = None
+        self._thread: threading.Thread | None = None
+        self._previous_excepthook = None
+        self._error: str | None = None
+
+    def start(self, num_epochs: int, interrupter: Interrupter) -> None:
+        """Enter the alternate screen, put stdin in cbreak mode and start the UI thread."""
+        check_num_epochs(num_epochs)
+        if self._live is not None:
+            raise RuntimeError("`TuiMetricsRenderer.start` was called twice; call `close` first.")
+        self._state = DashboardState(num_epochs)
+        self._interrupter = interrupter
+        self._stop_drawing.clear()
+        self._live = Live(
+            build_dashboard(self._state),
+            console=self._console or Console(),
+            screen=True,
+            auto_refresh=False,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
+        self._previous_excepthook = sys.excepthook
+        sys.excepthook = self._excepthook
+        atexit.register(self.close)
+        self._keys = KeyReader.for_stdin() if self._read_keys else None
+        self._live.start(refresh=True)
+        self._thread = threading.Thread(target=self._ui_loop, name="burnish-tui", daemon=True)
+        self._thread.start()
+
+    def due(self) -> bool:
+        """True at most once per `refresh_interval_s` (one clock read per call)."""
+        now = time.monotonic()
+        if now < self._next_due:
+            return False
+        self._next_due = now + self.refresh_interval_s
+        return True
+
+    def render(self, snapshot: RenderSnapshot) -> None:
+        """Store the snapshot; the UI thread draws it within `refresh_interval_s`."""
+        check_split(snapshot.split)
+        if self._state is None:
+            return
+        with self._lock:
+            self._state.update(snapshot)
+            self._dirty = True
+
+    def end_epoch(self, split: str, epoch: int, values: dict[str, float]) -> None:
+        """Show the epoch's final values in the metrics panel."""
+        check_split(split)
+        if self._state is None:
+            return
+        with self._lock:
+            self._state.end_epoch(split, epoch, values)
+            self._dirty = True
+
+    def close(self) -> None:
+        """Stop the UI thread, restore the terminal and leave the alternate screen."""
+        live, self._live = self._live, None
+        if live is None:
+            return
+        self._stop_drawing.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+        try:
+            if self._error is None and self._state is not None:
+                with self._lock:
+                    self._state.finished = True
+                    screen = build_dashboard(self._state)
+                live.update(screen, refresh=True)
+        finally:
+            try:
+                live.stop()
+            finally:
+                if self._keys is not None:
+                    self._keys.close()
+                    self._keys = None
+                if sys.excepthook == self._excepthook:
+                    sys.excepthook = self._previous_excepthook
+                atexit.unregister(self.close)
+        if self._error is not None:
+            warnings.warn(f"The dashboard stopped drawing:\n{self._error}", stacklevel=2)
+
+    def _excepthook(self, exc_type, exc, tb) -> None:
+        self.close()
+        (self._previous_excepthook or sys.__excepthook__)(exc_type, exc, tb)
+
+    def _ui_loop(self) -> None:
+        last_draw = float("-inf")
+        while not self._stop_drawing.is_set():
+            keys = self._keys.read(_TICK_S) if self._keys else []
+            if self._keys is None:
+                self._stop_drawing.wait(_TICK_S)
+            try:
+                if self._step(keys, time.monotonic() - last_draw):
+                    last_draw = time.monotonic()
+            except Exception:  # a drawing bug must not take the training run down
+                self._error = traceback.format_exc()
+                return
+
+    def _step(self, keys: list[str], since_draw: float) -> bool:
+        """Apply keys and the stop flag, then redraw if needed; returns whether it drew."""
+        state, live, interrupter = self._state, self._live, self._interrupter
+        if state is None or live is None or interrupter is None:
+            return False
+        if "q" in keys and not interrupter.should_stop():
+            interrupter.stop(STOP_REASON)
+        with self._lock:
+            changed = any([state.on_key(key) for key in keys])
+            if interrupter.should_stop() and state.stopping is None:
+                state.stopping = interrupter.reason or "stop requested"
+                changed = True
+            redraw = (
+                changed
+                or (self._dirty and since_draw >= self.refresh_interval_s)
+                or since_draw >= _IDLE_REDRAW_S
+            )
+            if not redraw:
+                return False
+            self._dirty = False
+            screen = build_dashboard(state)
+        live.update(screen, refresh=True)
+        return True
