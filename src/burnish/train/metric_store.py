@@ -12,64 +12,78 @@ import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from burnish.train.logger.base import LoggedEntry, MetricLogger
 from burnish.train.logger.file import FileMetricLogger
 from burnish.train.metric.base import NumericEntry
 
-__all__ = ["Aggregate", "Direction", "MetricStore", "Split", "aggregate_entries"]
+__all__ = [
+    "Aggregate",
+    "Direction",
+    "MetricStore",
+    "Split",
+    "aggregate_entries",
+    "metric_name",
+]
 
 
-class Split(enum.Enum):
+class _ParsableEnum(enum.Enum):
+    @classmethod
+    def parse(cls, value: object) -> Any:
+        """`value` itself, or the member named by `value` (a string, any case).
+
+        Raises:
+            ValueError: if `value` names no member.
+        """
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            for member in cls:
+                if value.lower() in (member.value, member.name.lower()):
+                    return member
+        allowed = ", ".join(f"{cls.__name__}.{member.name}" for member in cls)
+        strings = ", ".join(repr(member.value) for member in cls)
+        raise ValueError(f"Expected one of {allowed} (or {strings}). Received: {value!r}.")
+
+
+class Split(_ParsableEnum):
     """The data split a metric was computed on (Burn: `Split`)."""
 
     TRAIN = "train"
     VALID = "valid"
     TEST = "test"
 
-    @classmethod
-    def parse(cls, split: Split | str) -> Split:
-        """`split` itself, or the split named by `split` ("train", "valid" or "test").
 
-        Raises:
-            ValueError: if `split` names no split.
-        """
-        if isinstance(split, cls):
-            return split
-        if isinstance(split, str):
-            try:
-                return cls(split.lower())
-            except ValueError:
-                pass
-        raise ValueError(
-            f"`split` must be a Split or one of 'train', 'valid', 'test'. Received: {split!r}."
-        )
-
-
-class Aggregate(enum.Enum):
+class Aggregate(_ParsableEnum):
     """How the lines of an epoch are reduced to one value (Burn: `Aggregate`; Burn has only
     `Mean`): the count-weighted mean, `sum(value * count) / sum(count)`."""
 
     MEAN = "mean"
 
 
-class Direction(enum.Enum):
+class Direction(_ParsableEnum):
     """Which values are better (Burn: `Direction`)."""
 
     LOWEST = "lowest"
     HIGHEST = "highest"
 
 
-def _check_enum(kind: type[enum.Enum], value: object, name: str) -> enum.Enum:
-    if isinstance(value, kind):
-        return value
-    if isinstance(value, str):
-        try:
-            return kind(value.lower())
-        except ValueError:
-            pass
-    allowed = ", ".join(f"{kind.__name__}.{member.name}" for member in kind)
-    raise ValueError(f"`{name}` must be one of {allowed}. Received: {value!r}.")
+def metric_name(metric: Any) -> str:
+    """The name of `metric`: a metric instance (its `name`) or the name itself.
+
+    Raises:
+        TypeError: if `metric` is neither.
+    """
+    name = metric if isinstance(metric, str) else getattr(metric, "name", None)
+    if callable(name):  # a metric written Burn-style, with a `name()` method
+        name = name()
+    if not isinstance(name, str) or not name:
+        raise TypeError(
+            "`metric` must be a metric (with a `name`) or a metric name. "
+            f"Received: {metric!r}. Pass e.g. `LossMetric()` or 'Loss'."
+        )
+    return name
 
 
 def aggregate_entries(entries: Iterable[NumericEntry], aggregate: Aggregate) -> float | None:
@@ -78,7 +92,7 @@ def aggregate_entries(entries: Iterable[NumericEntry], aggregate: Aggregate) -> 
     The mean is weighted by each batch's item count, so a short last batch counts for what it
     holds (Burn's `NumericMetricsAggregate::aggregate`).
     """
-    _check_enum(Aggregate, aggregate, "aggregate")
+    Aggregate.parse(aggregate)
     total = 0.0
     count = 0
     for entry in entries:
@@ -202,7 +216,7 @@ class MetricStore:
             ValueError: if `epoch` < 1 or `aggregate`/`split` is not one of the enum's members.
         """
         split = Split.parse(split)
-        aggregate = _check_enum(Aggregate, aggregate, "aggregate")
+        aggregate = Aggregate.parse(aggregate)
         if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
             raise ValueError(f"`epoch` must be an int >= 1. Received: {epoch!r}.")
         key = (split, name, epoch, aggregate)
@@ -221,7 +235,7 @@ class MetricStore:
         Epochs are read from 1 up to the first epoch without entries. NaN values are never best.
         Returns None if no epoch has a (non-NaN) value.
         """
-        direction = _check_enum(Direction, direction, "direction")
+        direction = Direction.parse(direction)
         best_epoch: int | None = None
         best: float | None = None
         epoch = 1

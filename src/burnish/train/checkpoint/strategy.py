@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Literal, Protocol
 
 from burnish.errors import RecordError
-from burnish.train.metric_store import Aggregate, Direction, Split, _check_enum
+from burnish.train.metric_store import Aggregate, Direction, Split, metric_name
 
 __all__ = [
     "CheckpointingAction",
@@ -175,8 +175,8 @@ class MetricCheckpointingStrategy(CheckpointingStrategy):
         split: Split | str,
     ) -> None:
         self.name = metric_name(metric)
-        self.aggregate = _check_enum(Aggregate, aggregate, "aggregate")
-        self.direction = _check_enum(Direction, direction, "direction")
+        self.aggregate = Aggregate.parse(aggregate)
+        self.direction = Direction.parse(direction)
         self.split = Split.parse(split)
         self.current: int | None = None
 
@@ -332,19 +332,6 @@ def default_checkpointing_strategy() -> ComposedCheckpointingStrategy:
         .add(MetricCheckpointingStrategy("Loss", Aggregate.MEAN, Direction.LOWEST, Split.VALID))
         .build()
     )
-
-
-def metric_name(metric: Any) -> str:
-    """The name of `metric` (a metric instance or its name)."""
-    name = metric if isinstance(metric, str) else getattr(metric, "name", None)
-    if callable(name):  # a metric written Burn-style, with a `name()` method
-        name = name()
-    if not isinstance(name, str) or not name:
-        raise TypeError(
-            "`metric` must be a metric (with a `name`) or a metric name. "
-            f"Received: {metric!r}. Pass e.g. `LossMetric()` or 'Loss'."
-        )
-    return name
 
 
 def _record_field(record: Any, field: str, owner: object) -> Any:
