@@ -44,7 +44,9 @@ class _ParsableEnum(enum.Enum):
                     return member
         allowed = ", ".join(f"{cls.__name__}.{member.name}" for member in cls)
         strings = ", ".join(repr(member.value) for member in cls)
-        raise ValueError(f"Expected one of {allowed} (or {strings}). Received: {value!r}.")
+        raise ValueError(
+            f"A {cls.__name__} must be one of {allowed} (or {strings}). Received: {value!r}."
+        )
 
 
 class Split(_ParsableEnum):
