@@ -1,0 +1,203 @@
+"""The end-of-training table of each metric's best and worst epoch (Burn's `LearnerSummary`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from burnish.train.logger.file import FileMetricLogger
+from burnish.train.metric_store import Aggregate, MetricStore, Split
+
+__all__ = ["LearnerSummary", "MetricSummary", "MetricSummaryEntry", "SummaryMetrics"]
+
+
+@dataclasses.dataclass(frozen=True)
+class MetricSummaryEntry:
+    """A metric's epoch value (Burn: `summary::MetricEntry`).
+
+    Attributes:
+        step: The epoch.
+        value: The mean of the metric over that epoch.
+    """
+
+    step: int
+    value: float
+
+
+@dataclasses.dataclass(frozen=True)
+class MetricSummary:
+    """The epoch values of one metric on one split (Burn: `MetricSummary`)."""
+
+    name: str
+    entries: list[MetricSummaryEntry]
+
+    @classmethod
+    def collect(
+        cls, store: MetricStore, name: str, split: Split, epochs: int
+    ) -> MetricSummary | None:
+        """The mean of `name` for each of epochs `1..epochs` that has one; None if none has."""
+        entries = []
+        for epoch in range(1, epochs + 1):
+            value = store.find_metric(name, epoch, Aggregate.MEAN, split)
+            if value is not None:
+                entries.append(MetricSummaryEntry(epoch, value))
+        return cls(name, entries) if entries else None
+
+    @property
+    def min(self) -> MetricSummaryEntry:
+        """The lowest entry (the first of equal ones; NaN only if every value is NaN)."""
+        return min(self.entries, key=_order)
+
+    @property
+    def max(self) -> MetricSummaryEntry:
+        """The highest entry (the last of equal ones; NaN counts as highest, as in Burn)."""
+        return max(reversed(self.entries), key=_order)
+
+
+def _order(entry: MetricSummaryEntry) -> tuple[bool, float]:
+    # Burn's `cmp_f64`: NaN is greater than every number.
+    return (math.isnan(entry.value), 0.0 if math.isnan(entry.value) else entry.value)
+
+
+@dataclasses.dataclass(frozen=True)
+class SummaryMetrics:
+    """The metric summaries of the training and validation splits."""
+
+    train: list[MetricSummary]
+    valid: list[MetricSummary]
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnerSummary:
+    """Min and max epoch value of every metric, per split, as Burn prints after training.
+
+    Example:
+        >>> print(LearnerSummary.from_dir("artifacts", ["Accuracy", "Loss"]))
+        ======================== Learner Summary ========================
+        Total Epochs: 2
+        <BLANKLINE>
+        <BLANKLINE>
+        | Split | Metric   | Min.     | Epoch    | Max.     | Epoch    |
+        |-------|----------|----------|----------|----------|----------|
+        | Train | Accuracy | 80.500   | 1        | 91.250   | 2        |
+        ...
+
+    Attributes:
+        epochs: The number of epochs recorded (the highest `epoch-N` directory).
+        metrics: The per-split metric summaries.
+        model: The model's description, shown above the table when set (`with_model`).
+    """
+
+    epochs: int
+    metrics: SummaryMetrics
+    model: str | None = None
+
+    @classmethod
+    def from_dir(
+        cls, artifact_dir: str | os.PathLike, metrics: Iterable[str] | None = None
+    ) -> LearnerSummary:
+        """Read the summary from `<artifact_dir>/train` and `<artifact_dir>/valid` logs.
+
+        Args:
+            artifact_dir: The learner's artifact directory.
+            metrics: The metric names, in table order; None for every numeric metric found
+                in the logs, sorted by name.
+
+        Raises:
+            FileNotFoundError: if `artifact_dir` or both its `train` and `valid` are missing.
+        """
+        directory = Path(artifact_dir)
+        if not directory.is_dir():
+            raise FileNotFoundError(
+                f"Artifact directory does not exist at: {directory}. Pass the directory given "
+                "to `LearnerBuilder(artifact_dir)`."
+            )
+        train, valid = FileMetricLogger(directory / "train"), FileMetricLogger(directory / "valid")
+        if not train.directory.is_dir() and not valid.directory.is_dir():
+            raise FileNotFoundError(
+                f"No training or validation artifacts found at: {directory} (expected `train/` "
+                "or `valid/` with `epoch-N/<Metric>.log` files)."
+            )
+        store = MetricStore({Split.TRAIN: train, Split.VALID: valid})
+        epochs = max(train.epochs(), valid.epochs())
+        if metrics is not None:
+            return cls.from_store(store, list(metrics), epochs)
+        names = sorted(set(train.metric_names()) | set(valid.metric_names()))
+        return cls.from_store(store, names, epochs, skip_unreadable=True)
+
+    @classmethod
+    def from_store(
+        cls,
+        store: MetricStore,
+        metrics: Iterable[str],
+        epochs: int,
+        skip_unreadable: bool = False,
+    ) -> LearnerSummary:
+        """Build the summary of `metrics` over epochs `1..epochs` from a metric store.
+
+        Args:
+            store: A store with train and valid loggers.
+            metrics: The metric names, in table order.
+            epochs: The number of epochs to read.
+            skip_unreadable: Leave out metrics whose logs are not numeric instead of raising.
+        """
+        summaries = {}
+        for split in (Split.TRAIN, Split.VALID):
+            summaries[split] = []
+            for name in metrics:
+                try:
+                    summary = MetricSummary.collect(store, name, split, epochs)
+                except ValueError:
+                    if not skip_unreadable:
+                        raise
+                    summary = None
+                if summary is not None:
+                    summaries[split].append(summary)
+        return cls(epochs, SummaryMetrics(summaries[Split.TRAIN], summaries[Split.VALID]))
+
+    def with_model(self, name: str) -> LearnerSummary:
+        """A copy that shows `name` (e.g. `str(model)`) above the table."""
+        return dataclasses.replace(self, model=name)
+
+    def __str__(self) -> str:
+        split_width = max(len("Split"), len("Train"), len("Valid"))
+        all_metrics = self.metrics.train + self.metrics.valid
+        metric_width = max([len("Metric")] + [len(metric.name) for metric in all_metrics])
+        text = f"{'=' * 24} Learner Summary {'=' * 24}\n"
+        if self.model is not None:
+            text += f"Model:\n{self.model}\n"
+        text += f"Total Epochs: {self.epochs}\n\n\n"
+        text += (
+            f"| {'Split':<{split_width}} | {'Metric':<{metric_width}} "
+            "| Min.     | Epoch    | Max.     | Epoch    |\n"
+            f"|{'-' * (split_width + 2)}|{'-' * (metric_width + 2)}"
+            "|----------|----------|----------|----------|\n"
+        )
+        for split, metrics in (("Train", self.metrics.train), ("Valid", self.metrics.valid)):
+            for metric in metrics:
+                if not metric.entries:
+                    continue
+                low, high = metric.min, metric.max
+                text += (
+                    f"| {split:<{split_width}} | {metric.name:<{metric_width}} "
+                    f"| {_format_value(low.value)}| {low.step:<9}"
+                    f"| {_format_value(high.value)}| {high.step:<9}|\n"
+                )
+        return text
+
+
+def _format_value(value: float) -> str:
+    """Burn's `fmt_val`: `{:<9.3}`, or `{:<9.3e}` below 1e-2 (Rust's float formatting)."""
+    if math.isnan(value):
+        text = "NaN"
+    elif math.isinf(value):
+        text = "inf" if value > 0 else "-inf"
+    elif value < 1e-2:
+        mantissa, exponent = f"{value:.3e}".split("e")
+        text = f"{mantissa}e{int(exponent)}"
+    else:
+        text = f"{value:.3f}"
+    return f"{text:<9}"
