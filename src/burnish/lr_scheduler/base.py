@@ -1,0 +1,74 @@
+"""The learning-rate scheduler interface (Burn: `LrScheduler`)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from burnish.errors import RecordError
+
+__all__ = ["LrScheduler", "as_scheduler", "check_record"]
+
+
+class LrScheduler(ABC):
+    """Yields the learning rate of each iteration: call `step()` once per optimizer step.
+
+    The first `step()` returns the first learning rate of the schedule (e.g. `initial_lr`),
+    as in Burn. State is a small record of Python scalars (`to_record` / `load_record`).
+    """
+
+    @abstractmethod
+    def step(self) -> float:
+        """Advance one iteration and return its learning rate."""
+
+    @abstractmethod
+    def to_record(self) -> dict[str, Any]:
+        """The scheduler's position, as a record of Python scalars."""
+
+    @abstractmethod
+    def load_record(self, record: dict[str, Any]) -> LrScheduler:
+        """Resume from a record of `to_record`; returns self."""
+
+
+def as_scheduler(value: float | LrScheduler | Any) -> LrScheduler:
+    """A scheduler from a float (constant learning rate), a scheduler, or a scheduler config.
+
+    Raises:
+        TypeError: for anything else.
+    """
+    from burnish.lr_scheduler.constant import ConstantLr
+
+    if isinstance(value, LrScheduler):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return ConstantLr(float(value))
+    init = getattr(value, "init", None)
+    if callable(init):
+        scheduler = init()
+        if isinstance(scheduler, LrScheduler):
+            return scheduler
+    raise TypeError(
+        "Expected a learning rate: a float, an LrScheduler, or a scheduler config such as "
+        f"CosineAnnealingLrSchedulerConfig. Received: {value!r} ({type(value).__name__})."
+    )
+
+
+def check_record(record: Any, scheduler: LrScheduler, keys: tuple[str, ...]) -> dict[str, Any]:
+    """Validate a scheduler record and return it.
+
+    Raises:
+        RecordError: if it is not a dict holding `keys`, or names another scheduler.
+    """
+    name = type(scheduler).__name__
+    if not isinstance(record, dict) or any(key not in record for key in keys):
+        raise RecordError(
+            f"Expected a {name} record with keys {list(keys)} (from {name}.to_record()). "
+            f"Received: {record!r}."
+        )
+    saved = record.get("scheduler", name)
+    if saved != name:
+        raise RecordError(
+            f"This record was saved by {saved}; it cannot be loaded into {name}. Load it with "
+            "the scheduler that saved it."
+        )
+    return record

@@ -1,0 +1,149 @@
+"""Several schedules combined into one (Burn: `ComposedLrSchedulerConfig`)."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Union
+
+from burnish.config import config
+from burnish.errors import RecordError
+from burnish.lr_scheduler.base import LrScheduler, check_record
+from burnish.lr_scheduler.constant import ConstantLr
+from burnish.lr_scheduler.cosine import CosineAnnealingLrSchedulerConfig
+from burnish.lr_scheduler.exponential import ExponentialLrSchedulerConfig
+from burnish.lr_scheduler.linear import LinearLrSchedulerConfig
+from burnish.lr_scheduler.noam import NoamLrSchedulerConfig
+from burnish.lr_scheduler.step import StepLrSchedulerConfig
+
+__all__ = [
+    "ComposedLrScheduler",
+    "ComposedLrSchedulerConfig",
+    "LrSchedulerConfig",
+    "SchedulerReduction",
+    "build_children",
+    "children_records",
+    "load_children",
+]
+
+# A child schedule: a float (constant learning rate) or one of the leaf scheduler configs.
+LrSchedulerConfig = Union[  # noqa: UP007 (config.py reads it at runtime)
+    float,
+    LinearLrSchedulerConfig,
+    CosineAnnealingLrSchedulerConfig,
+    ExponentialLrSchedulerConfig,
+    NoamLrSchedulerConfig,
+    StepLrSchedulerConfig,
+]
+
+
+class SchedulerReduction(enum.Enum):
+    """How `ComposedLrScheduler` combines the learning rates of its schedules."""
+
+    Avg = "avg"
+    Sum = "sum"
+    Prod = "prod"
+
+
+@config
+class ComposedLrSchedulerConfig:
+    """Steps every schedule each iteration and combines their learning rates.
+
+    `lr_i = reduce(s.step() for s in schedulers)` with `reduction` Prod (default:
+    the product), Sum, or Avg (the sum divided by the number of schedules). With no
+    schedule: Prod gives 1.0, Sum and Avg 0.0, as Burn.
+
+    Example:
+        >>> config = (ComposedLrSchedulerConfig()
+        ...     .linear(LinearLrSchedulerConfig(1e-3, 1e-2, 100))
+        ...     .cosine(CosineAnnealingLrSchedulerConfig(1.0, 1000)))
+    """
+
+    schedulers: list[LrSchedulerConfig] = []
+    reduction: SchedulerReduction = SchedulerReduction.Prod
+
+    def constant(self, lr: float) -> ComposedLrSchedulerConfig:
+        """A copy with a constant learning rate appended."""
+        return self.with_schedulers([*self.schedulers, float(lr)])
+
+    def linear(self, config: LinearLrSchedulerConfig) -> ComposedLrSchedulerConfig:
+        """A copy with a linear schedule appended."""
+        return self.with_schedulers([*self.schedulers, config])
+
+    def cosine(self, config: CosineAnnealingLrSchedulerConfig) -> ComposedLrSchedulerConfig:
+        """A copy with a cosine schedule appended."""
+        return self.with_schedulers([*self.schedulers, config])
+
+    def exponential(self, config: ExponentialLrSchedulerConfig) -> ComposedLrSchedulerConfig:
+        """A copy with an exponential schedule appended."""
+        return self.with_schedulers([*self.schedulers, config])
+
+    def noam(self, config: NoamLrSchedulerConfig) -> ComposedLrSchedulerConfig:
+        """A copy with a Noam schedule appended."""
+        return self.with_schedulers([*self.schedulers, config])
+
+    def step(self, config: StepLrSchedulerConfig) -> ComposedLrSchedulerConfig:
+        """A copy with a step schedule appended."""
+        return self.with_schedulers([*self.schedulers, config])
+
+    def init(self) -> ComposedLrScheduler:
+        """Build the scheduler (and every child; their errors propagate)."""
+        return ComposedLrScheduler(build_children(self.schedulers), self.reduction)
+
+
+class ComposedLrScheduler(LrScheduler):
+    """See `ComposedLrSchedulerConfig`."""
+
+    def __init__(self, schedulers: list[LrScheduler], reduction: SchedulerReduction) -> None:
+        self.schedulers = schedulers
+        self.reduction = reduction
+
+    def step(self) -> float:
+        """Step every schedule and combine their learning rates."""
+        rates = [scheduler.step() for scheduler in self.schedulers]
+        if self.reduction is SchedulerReduction.Prod:
+            result = 1.0
+            for rate in rates:
+                result *= rate
+            return result
+        if self.reduction is SchedulerReduction.Avg:
+            return sum(rate / len(rates) for rate in rates)
+        return float(sum(rates))
+
+    def to_record(self) -> dict[str, Any]:
+        """`{"schedulers": [child records]}`."""
+        return {"scheduler": "ComposedLrScheduler", "schedulers": children_records(self.schedulers)}
+
+    def load_record(self, record: dict[str, Any]) -> ComposedLrScheduler:
+        """Resume from `to_record`."""
+        record = check_record(record, self, ("schedulers",))
+        load_children(self.schedulers, record["schedulers"])
+        return self
+
+
+def build_children(configs: list[Any]) -> list[LrScheduler]:
+    """Schedulers from child configs (a float is a constant learning rate)."""
+    return [
+        ConstantLr(config) if isinstance(config, (int, float)) else config.init()
+        for config in configs
+    ]
+
+
+def children_records(schedulers: list[LrScheduler]) -> list[dict[str, Any]]:
+    """The records of `schedulers`, in order."""
+    return [scheduler.to_record() for scheduler in schedulers]
+
+
+def load_children(schedulers: list[LrScheduler], records: Any) -> None:
+    """Load `records` into `schedulers`, one each.
+
+    Raises:
+        RecordError: if the counts differ.
+    """
+    if not isinstance(records, list) or len(records) != len(schedulers):
+        count = len(records) if isinstance(records, list) else type(records).__name__
+        raise RecordError(
+            f"Expected {len(schedulers)} child scheduler records. Received: {count}. Load a "
+            "record saved with the same schedule configuration."
+        )
+    for scheduler, record in zip(schedulers, records):
+        scheduler.load_record(record)
