@@ -1,0 +1,250 @@
+"""The metric protocol (Burn's `Metric`, `Numeric`, `Adaptor`, `NumericEntry`, `MetricEntry`).
+
+A metric declares the input it needs as a small dataclass (`AccuracyInput`, `LossInput`, ...)
+in its `input_type` attribute. `update(item, metadata)` receives whatever the model's step
+returned and turns it into that input with `adapt(item, input_type)`:
+
+- an item that already is an `input_type` is used as is;
+- otherwise the item's `adapt(input_type)` method builds it (Burn: `Adaptor<Input>::adapt`);
+  returning `NotImplemented` (or `None`) means "this output cannot feed that metric".
+
+So a user-defined output works with every built-in metric by implementing one method:
+
+    @dataclasses.dataclass
+    class DetectionOutput:
+        loss: torch.Tensor          # 0-dim
+        class_logits: torch.Tensor  # [B, C]
+        labels: torch.Tensor        # [B]
+
+        @property
+        def batch_size(self) -> int:
+            return self.labels.shape[0]
+
+        def adapt(self, input_type):
+            if input_type is LossInput:
+                return LossInput(self.loss, self.batch_size)
+            if input_type is AccuracyInput:
+                return AccuracyInput(self.class_logits, self.labels)
+            return NotImplemented
+
+Numeric metrics accumulate on the item's device and never read a tensor back to the host in
+`update`; the learner reads all metrics of an iteration back together (see train/README.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from abc import ABC, abstractmethod
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import torch
+
+__all__ = [
+    "Adaptor",
+    "Metric",
+    "MetricEntry",
+    "MetricMetadata",
+    "Numeric",
+    "NumericEntry",
+    "Progress",
+    "adapt",
+    "format_float",
+]
+
+T = TypeVar("T")
+
+
+@dataclasses.dataclass(frozen=True)
+class Progress:
+    """How far the data loader is through the current epoch (Burn: `Progress`).
+
+    Attributes:
+        items_processed: items (not batches) seen so far in this epoch.
+        items_total: items in the whole epoch.
+    """
+
+    items_processed: int
+    items_total: int
+
+
+@dataclasses.dataclass(frozen=True)
+class MetricMetadata:
+    """What the learner knows about the current iteration (Burn: `MetricMetadata`).
+
+    Attributes:
+        progress: items processed / total in this epoch.
+        epoch: the current epoch, starting at 1.
+        epoch_total: the number of epochs of the run.
+        iteration: the current iteration within the epoch, starting at 1.
+        lr: the learning rate used by this iteration's optimizer step, None in validation.
+    """
+
+    progress: Progress
+    epoch: int
+    epoch_total: int
+    iteration: int
+    lr: float | None = None
+
+
+@dataclasses.dataclass
+class NumericEntry:
+    """One iteration's value of a numeric metric and the number of items it covers.
+
+    Burn's aggregated `NumericEntry`: a log line is `"{value},{count}"`, and the epoch value of
+    a log is the count-weighted mean of its lines.
+
+    Attributes:
+        value: the batch value: a 0-dim tensor on the item's device (never read back by the
+            metric) or a host float for host-side metrics (learning rate, CPU use).
+        count: the number of items the value covers (the batch size), a host int.
+    """
+
+    value: torch.Tensor | float
+    count: int
+
+    def serialize(self) -> str:
+        """`"{value},{count}"`; reads `value` back from the device if it is a tensor."""
+        return f"{float(self.value)!r},{self.count}"
+
+    @classmethod
+    def deserialize(cls, text: str) -> NumericEntry:
+        """Parse `"{value},{count}"` (or a lone `"{value}"`, count 1) into a host entry.
+
+        Raises:
+            ValueError: if `text` is not one or two comma-separated numbers.
+        """
+        parts = text.strip().split(",")
+        try:
+            if len(parts) == 1:
+                return cls(float(parts[0]), 1)
+            if len(parts) == 2:
+                return cls(float(parts[0]), int(parts[1]))
+        except ValueError:
+            pass
+        raise ValueError(
+            "A numeric entry must be `value,count` (a float and an int) or a lone float. "
+            f"Received: {text!r}. Check that the metric log was written by burnish."
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class MetricEntry:
+    """The state of a text (non-numeric) metric at one iteration (Burn: `MetricEntry`).
+
+    Attributes:
+        name: the metric's name.
+        formatted: what a renderer shows.
+        serialized: what a metric logger writes (one line, no newline).
+    """
+
+    name: str
+    formatted: str
+    serialized: str
+
+
+@runtime_checkable
+class Adaptor(Protocol):
+    """An output that turns itself into the inputs of the metrics it can feed (Burn: `Adaptor`).
+
+    `adapt(input_type)` returns an instance of `input_type`, or `NotImplemented` when it cannot.
+    """
+
+    def adapt(self, input_type: type[T]) -> T: ...
+
+
+def adapt(item: Any, input_type: type[T]) -> T:
+    """Turn a step's output into the input a metric needs.
+
+    Args:
+        item: what the train or valid step returned (or already an `input_type`).
+        input_type: the metric's input dataclass.
+
+    Returns:
+        `item` itself if it is an `input_type`, else `item.adapt(input_type)`.
+
+    Raises:
+        TypeError: if `item` cannot provide `input_type`.
+    """
+    if isinstance(item, input_type):
+        return item
+    method = getattr(item, "adapt", None)
+    result = method(input_type) if callable(method) else NotImplemented
+    if isinstance(result, input_type):
+        return result
+    if result is not NotImplemented and result is not None:
+        raise TypeError(
+            f"`{type(item).__name__}.adapt({input_type.__name__})` must return a "
+            f"{input_type.__name__}. Received: {type(result).__name__}."
+        )
+    raise TypeError(
+        f"`{type(item).__name__}` cannot be adapted to `{input_type.__name__}`, the input of a "
+        f"registered metric. Either remove that metric, or give `{type(item).__name__}` an "
+        f"`adapt(self, input_type)` method that returns a `{input_type.__name__}` when "
+        f"`input_type is {input_type.__name__}` (see burnish.train.metric.Adaptor)."
+    )
+
+
+def format_float(value: float, precision: int) -> str:
+    """Burn's `format_float`: fixed point, or scientific below `0.1 ** (precision - 1)`."""
+    if not math.isfinite(value):
+        return str(value)
+    if value == 0.0 or value > 0.1 ** (precision - 1):
+        return f"{value:.{precision}f}"
+    return f"{value:.{precision}e}"
+
+
+class Metric(ABC):
+    """A metric updated once per iteration with the step's output (Burn: `Metric`).
+
+    Attributes:
+        name: unique among the metrics of a split; the log file is `<name>.log`.
+        input_type: the input dataclass `update` adapts the item to, or None if the metric
+            only uses `metadata` (learning rate, speed, system metrics).
+    """
+
+    name: str
+    input_type: type | None = None
+
+    @abstractmethod
+    def update(self, item: Any, metadata: MetricMetadata) -> MetricEntry | NumericEntry:
+        """Add one iteration's output; return this iteration's entry. Never syncs the device."""
+
+    def clear(self) -> None:  # noqa: B027 (a no-op default, not an abstract method)
+        """Forget the epoch's state; the learner calls it at the end of each epoch."""
+
+    def to_record(self) -> dict[str, Any]:
+        """The mid-epoch state, so a resumed run continues the epoch's value exactly."""
+        return {}
+
+    def load_record(self, record: dict[str, Any]) -> None:  # noqa: B027
+        """Restore the state saved by `to_record`."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+class Numeric(Metric):
+    """A metric with a number per iteration, plotted and used by early stopping (Burn: `Numeric`).
+
+    Attributes:
+        higher_is_better: True for accuracy-like metrics, False for losses; used by
+            early stopping and best-checkpoint strategies.
+        unit: shown after the value by renderers (e.g. `"%"`), or None.
+        precision: decimals shown by renderers.
+    """
+
+    higher_is_better: bool = True
+    unit: str | None = None
+    precision: int = 2
+
+    @abstractmethod
+    def value(self) -> torch.Tensor:
+        """The running epoch value: a 0-dim float tensor, computed without a host sync."""
+
+    def format(self, current: float, running: float) -> str:
+        """Burn's `"epoch {running} {unit} - batch {current} {unit}"` line."""
+        unit = f" {self.unit}" if self.unit else ""
+        running_text = format_float(running, self.precision)
+        current_text = format_float(current, self.precision)
+        return f"epoch {running_text}{unit} - batch {current_text}{unit}"

@@ -1,0 +1,164 @@
+"""Shared accumulation for numeric metrics (Burn's `NumericMetricState`), on the device."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from burnish.errors import RecordError
+from burnish.train.metric.base import Numeric, NumericEntry
+
+__all__ = ["NumericMetricState", "StatefulNumeric"]
+
+
+def _accumulate_dtype(device: torch.device) -> torch.dtype:
+    """float64 where the device has it (exact sums over long epochs), else float32 (MPS)."""
+    return torch.float32 if device.type == "mps" else torch.float64
+
+
+class NumericMetricState:
+    """A running weighted sum and total weight, kept where the values live.
+
+    Tensor values stay on their device: `update` only queues a few scalar kernels and never
+    reads anything back, so the learner can read every metric of an iteration in one transfer.
+    Host floats (learning rate, timings) are summed on the host.
+
+    The epoch value is `sum / count`: the mean of the batch values weighted by batch size
+    (Burn's aggregation), or any ratio of totals via `add`.
+
+    Example:
+        >>> state = NumericMetricState()
+        >>> _ = state.update(torch.tensor(50.0), 4)
+        >>> _ = state.update(torch.tensor(100.0), 1)
+        >>> float(state.mean())
+        60.0
+    """
+
+    def __init__(self) -> None:
+        self._sum: torch.Tensor | float = 0.0
+        self._count: torch.Tensor | float = 0
+
+    @property
+    def sum(self) -> torch.Tensor | float:
+        """The weighted sum of the values so far."""
+        return self._sum
+
+    @property
+    def count(self) -> torch.Tensor | float:
+        """The total weight so far (the number of items for batch-size weighting)."""
+        return self._count
+
+    def reset(self) -> None:
+        """Forget everything (end of epoch)."""
+        self._sum = 0.0
+        self._count = 0
+
+    def update(
+        self,
+        value: torch.Tensor | float,
+        batch_size: int,
+        skip_undefined: bool = False,
+    ) -> NumericEntry:
+        """Add a batch value weighted by `batch_size`.
+
+        Args:
+            value: the batch's value, a 0-dim (or one-element) tensor or a float.
+            batch_size: the items the value covers; its weight in the epoch mean.
+            skip_undefined: leave a NaN batch value (e.g. precision with no predicted
+                positive) out of the epoch mean instead of making it NaN.
+
+        Returns:
+            The iteration's `NumericEntry(value, batch_size)`.
+        """
+        if not isinstance(value, torch.Tensor):
+            value = float(value)
+            if not (skip_undefined and math.isnan(value)):
+                self._sum = self._sum + value * batch_size
+                self._count = self._count + batch_size
+            return NumericEntry(value, batch_size)
+        value = value.detach().reshape(())
+        weighted = value.to(_accumulate_dtype(value.device)) * batch_size
+        weight: torch.Tensor | int = batch_size
+        if skip_undefined:
+            defined = ~torch.isnan(weighted)
+            weighted = torch.where(defined, weighted, 0.0)
+            weight = defined.to(weighted.dtype) * batch_size
+        self._add(weighted, weight)
+        return NumericEntry(value, batch_size)
+
+    def add(self, total: torch.Tensor, weight: torch.Tensor | int) -> torch.Tensor:
+        """Add a total and its weight directly, e.g. correct predictions and non-pad targets.
+
+        Args:
+            total: the batch's contribution to the sum (0-dim tensor).
+            weight: the batch's contribution to the count (0-dim tensor or int).
+
+        Returns:
+            The batch value `total / weight` (NaN for a zero weight; the epoch is unaffected).
+        """
+        dtype = _accumulate_dtype(total.device)
+        total = total.detach().reshape(()).to(dtype)
+        if isinstance(weight, torch.Tensor):
+            weight = weight.detach().reshape(()).to(dtype)
+        self._add(total, weight)
+        return total / weight
+
+    def _add(self, total: torch.Tensor, weight: torch.Tensor | int) -> None:
+        self._sum = self._sum + total
+        self._count = self._count + weight
+
+    def mean(self) -> torch.Tensor:
+        """`sum / count` as a 0-dim tensor (NaN before any update); no host sync."""
+        if isinstance(self._sum, torch.Tensor) or isinstance(self._count, torch.Tensor):
+            return self._sum / self._count
+        return torch.tensor(
+            self._sum / self._count if self._count else math.nan, dtype=torch.float64
+        )
+
+    def to_record(self) -> dict[str, Any]:
+        """`{"sum": float, "count": float}`; reads the two scalars back (checkpoint time only)."""
+        return {"sum": float(self._sum), "count": float(self._count)}
+
+    def load_record(self, record: dict[str, Any], owner: str = "metric") -> None:
+        """Restore a `to_record()` state.
+
+        Raises:
+            RecordError: if `record` lacks `sum` or `count`.
+        """
+        if not isinstance(record, dict) or not {"sum", "count"} <= set(record):
+            received = sorted(record) if isinstance(record, dict) else type(record).__name__
+            raise RecordError(
+                f"The record of {owner!r} must have `sum` and `count`. Received: {received}. "
+                "Load a record produced by that metric's `to_record()`."
+            )
+        self._sum = float(record["sum"])
+        self._count = float(record["count"])
+
+
+class StatefulNumeric(Numeric):
+    """A numeric metric whose epoch value is `self.state.mean()`.
+
+    Subclasses compute a batch value in `update` and return `self.state.update(value, n)`;
+    `value`, `clear`, `to_record` and `load_record` come from the shared state.
+    """
+
+    def __init__(self) -> None:
+        self.state = NumericMetricState()
+
+    def value(self) -> torch.Tensor:
+        """The batch-size-weighted mean of the epoch's batch values (0-dim, no host sync)."""
+        return self.state.mean()
+
+    def clear(self) -> None:
+        """Forget the epoch."""
+        self.state.reset()
+
+    def to_record(self) -> dict[str, Any]:
+        """The epoch's running sum and count."""
+        return self.state.to_record()
+
+    def load_record(self, record: dict[str, Any]) -> None:
+        """Restore the running sum and count."""
+        self.state.load_record(record, self.name)
