@@ -1,0 +1,48 @@
+"""Train the guide model on MNIST, then classify a test image with the saved model.
+
+    python -m examples.mnist                 # a short run (1 epoch on 12,000 images)
+    python -m examples.mnist --full          # the guide's config: 10 epochs, all of MNIST
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+# Offline: read MNIST from the copy kept in the repo unless told otherwise.
+os.environ.setdefault("BURNISH_DATASETS", str(REPO / "data"))
+
+
+def main(argv: list[str] | None = None) -> float:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("--artifact-dir", default="artifacts/mnist")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--full", action="store_true", help="the guide's full run")
+    parser.add_argument("--epochs", type=int, help="number of epochs (default 1, 10 with --full)")
+    parser.add_argument("--limit", type=int, help="items per split (default 12000, all with --full)")
+    parser.add_argument("--workers", type=int, help="data loader workers (default 4)")
+    args = parser.parse_args(argv)
+
+    from burnish.data.dataset.vision import MnistDataset
+    from burnish.optim import AdamConfig
+
+    from examples.mnist.inference import infer
+    from examples.mnist.model import ModelConfig
+    from examples.mnist.training import TrainingConfig, train
+
+    config = TrainingConfig(ModelConfig(num_classes=10, hidden_size=512), AdamConfig())
+    epochs = args.epochs or (config.num_epochs if args.full else 1)
+    limit = args.limit if args.limit is not None else (None if args.full else 12_000)
+    config = config.with_num_epochs(epochs)
+    if args.workers is not None:
+        config = config.with_num_workers(args.workers)
+    result = train(args.artifact_dir, config, args.device, limit=limit or None)
+    accuracy = result.summary.last("valid", "Accuracy") if result.summary is not None else None
+    infer(args.artifact_dir, args.device, MnistDataset.test().get(42))
+    return accuracy
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""Choosing the checkpoint a run resumes from (`checkpoint(epoch)`, `resume()`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+from burnish.errors import CheckpointError, RecordError
+from burnish.train.checkpoint.file import CheckpointId
+
+__all__ = ["ResumePoint", "find_resume_point"]
+
+log = logging.getLogger("burnish.train")
+
+LATEST = "latest"
+AUTO = "auto"  # resume() — the newest complete checkpoint, or a fresh start if there is none
+
+
+@dataclasses.dataclass
+class ResumePoint:
+    checkpoint: CheckpointId
+    records: dict[str, Any]
+
+
+def find_resume_point(options: Any) -> ResumePoint | None:
+    """Load the checkpoint the options ask for; None for a fresh start.
+
+    `checkpoint(epoch)` loads exactly that epoch's checkpoint. `checkpoint("latest")` and
+    `resume()` take the newest committed checkpoint that verifies, falling back to older ones
+    (with a warning) when a newer one is corrupt; `resume()` alone starts fresh when the run has
+    no checkpoint at all.
+
+    Raises:
+        CheckpointError: if the requested checkpoint is missing or corrupt, or every
+            checkpoint is.
+    """
+    wanted = options.resume_from
+    if wanted is None:
+        return None
+    checkpointer = options.checkpointer
+    removed = checkpointer.clean_incomplete()
+    if removed:
+        log.warning("Removed incomplete checkpoints left by a crash: %s", ", ".join(removed))
+    if isinstance(wanted, int):
+        point = CheckpointId(wanted)
+        return ResumePoint(point, _load(checkpointer, point, options))
+    return _newest(checkpointer, options, fresh_if_none=wanted == AUTO)
+
+
+def _newest(checkpointer: Any, options: Any, fresh_if_none: bool) -> ResumePoint | None:
+    candidates = list(reversed(checkpointer.committed()))
+    if not candidates:
+        if fresh_if_none:
+            log.warning("resume(): no checkpoint in %s, starting from scratch.", checkpointer.directory)
+            return None
+        raise CheckpointError(
+            f"No checkpoint to resume from in {str(checkpointer.directory)!r}. Train without "
+            "`checkpoint(...)` first, or use `resume()` to start fresh when there is none."
+        )
+    errors = []
+    for point in candidates:
+        try:
+            return ResumePoint(point, _load(checkpointer, point, options))
+        except CheckpointError as error:
+            log.warning("Skipping checkpoint %s: %s", point.name, error)
+            errors.append(f"{point.name}: {error}")
+    raise CheckpointError("Every checkpoint is damaged:\n" + "\n".join(errors))
+
+
+def _load(checkpointer: Any, point: CheckpointId, options: Any) -> dict[str, Any]:
+    device = options.devices[0] if options.devices else None
+    try:
+        return checkpointer.load(point, device)
+    except RecordError as error:
+        raise CheckpointError(f"Checkpoint {point.name} cannot be read: {error}") from error

@@ -1,0 +1,28 @@
+"""What a model implements to be trained by the Learner (Burn's `TrainStep` / `ValidStep`)."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["TrainStep", "ValidStep"]
+
+
+@runtime_checkable
+class TrainStep(Protocol):
+    """A model that can run one training step (Burn: `TrainStep::step`).
+
+    `train_step(batch)` runs the forward pass, calls `bn.backward(loss)` and returns
+    `TrainOutput(self, grads, item)`; the learner then steps the optimizer with those gradients.
+    """
+
+    def train_step(self, batch: Any) -> Any: ...
+
+
+@runtime_checkable
+class ValidStep(Protocol):
+    """A model that can run one validation step (Burn: `ValidStep::step`).
+
+    The learner calls `valid_step(batch)` on `model.valid()`: eval mode, no autograd.
+    """
+
+    def valid_step(self, batch: Any) -> Any: ...

@@ -1,0 +1,214 @@
+"""End-to-end Learner runs on a small MNIST subset: artifacts, logs, summary, checkpoints,
+resume, early stopping, gradient accumulation and misconfiguration errors."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+from torch import nn
+
+import burnish as bn
+from burnish.data.dataloader import DataLoaderBuilder
+from burnish.data.dataset import PartialDataset
+from burnish.data.dataset.vision import MnistDataset
+from burnish.nn.loss import CrossEntropyLossConfig
+from burnish.optim import AdamConfig, SgdConfig
+from burnish.record import DefaultRecorder
+from burnish.train import (
+    Aggregate,
+    ClassificationOutput,
+    Direction,
+    KeepLastNCheckpoints,
+    LearnerBuilder,
+    LearnerSummary,
+    MetricEarlyStoppingStrategy,
+    Split,
+    StoppingCondition,
+    TrainOutput,
+)
+from burnish.train.metric import AccuracyMetric, LossMetric
+from burnish.train.renderer import CliMetricsRenderer
+
+from examples.mnist.data import MnistBatcher
+
+
+class Mlp(bn.Module):
+    """Small enough to train in milliseconds; optional dropout to exercise the RNG."""
+
+    def __init__(self, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.linear1 = nn.Linear(28 * 28, 32)
+        self.dropout = nn.Dropout(dropout)
+        self.linear2 = nn.Linear(32, 10)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.linear1(images.flatten(1)))
+        return self.linear2(self.dropout(x))
+
+    def forward_classification(self, batch) -> ClassificationOutput:
+        output = self.forward(batch.images)
+        loss = CrossEntropyLossConfig().init(output.device).forward(output, batch.targets)
+        return ClassificationOutput(loss, output, batch.targets)
+
+    def train_step(self, batch) -> TrainOutput:
+        item = self.forward_classification(batch)
+        return TrainOutput(self, bn.backward(item.loss), item)
+
+    def valid_step(self, batch) -> ClassificationOutput:
+        return self.forward_classification(batch)
+
+
+def loaders(batch_size: int = 64, train_items: int = 640, valid_items: int = 256, seed: int = 3):
+    train = PartialDataset(MnistDataset.train(), 0, train_items)
+    valid = PartialDataset(MnistDataset.test(), 0, valid_items)
+    builder = DataLoaderBuilder(MnistBatcher()).batch_size(batch_size)
+    return builder.shuffle(seed).build(train), DataLoaderBuilder(MnistBatcher()).batch_size(
+        batch_size
+    ).build(valid)
+
+
+def builder(artifact_dir, epochs: int = 2, recorder=None) -> LearnerBuilder:
+    result = (
+        LearnerBuilder(artifact_dir)
+        .metric_train_numeric(AccuracyMetric())
+        .metric_valid_numeric(AccuracyMetric())
+        .metric_train_numeric(LossMetric())
+        .metric_valid_numeric(LossMetric())
+        .renderer(CliMetricsRenderer())
+        .num_epochs(epochs)
+    )
+    if recorder is not None:
+        result = result.with_file_checkpointer(recorder)
+    return result
+
+
+def fit(artifact_dir, epochs=2, recorder=None, dropout=0.0, configure=None, seed=1, **loader_args):
+    bn.seed(seed)
+    model = Mlp(dropout)
+    b = builder(artifact_dir, epochs, recorder)
+    if configure is not None:
+        b = configure(b)
+    learner = b.build(model, AdamConfig().init(), 1e-3)
+    return learner.fit(*loaders(**loader_args))
+
+
+def read_lines(path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def test_fit_writes_burn_artifact_layout_and_learns(tmp_path):
+    result = fit(tmp_path, epochs=2, recorder=DefaultRecorder())
+    assert (tmp_path / "experiment.log").is_file()
+    for split, iterations in (("train", 10), ("valid", 4)):
+        for epoch in (1, 2):
+            for name in ("Accuracy", "Loss"):
+                lines = read_lines(tmp_path / split / f"epoch-{epoch}" / f"{name}.log")
+                assert len(lines) == iterations
+                assert all(re.fullmatch(r"-?[0-9.e+-]+,\d+", line) for line in lines)
+    summary = LearnerSummary.from_dir(tmp_path, ["Accuracy", "Loss"])
+    text = str(summary)
+    assert "Accuracy" in text and "Loss" in text
+    assert result.epochs_completed == 2 and not result.interrupted
+    valid_accuracy = [_epoch_mean(tmp_path / "valid" / f"epoch-{e}" / "Accuracy.log") for e in (1, 2)]
+    assert valid_accuracy[1] > 60.0, valid_accuracy  # a 32-unit MLP on 640 images
+
+
+def _epoch_mean(path) -> float:
+    pairs = [tuple(map(float, line.split(","))) for line in read_lines(path)]
+    return sum(v * c for v, c in pairs) / sum(c for _, c in pairs)
+
+
+def test_last_partial_batch_is_counted_with_its_size(tmp_path):
+    fit(tmp_path, epochs=1, train_items=100, valid_items=70)
+    counts = [int(line.split(",")[1]) for line in read_lines(tmp_path / "valid/epoch-1/Loss.log")]
+    assert counts == [64, 6]
+
+
+def test_checkpoint_retention_keeps_last_two_and_best(tmp_path):
+    fit(tmp_path, epochs=4, recorder=DefaultRecorder())
+    names = sorted(p.name for p in (tmp_path / "checkpoint").iterdir())
+    best = min(range(1, 5), key=lambda e: _epoch_mean(tmp_path / f"valid/epoch-{e}/Loss.log"))
+    assert set(names) == {"epoch-3", "epoch-4", f"epoch-{best}"}
+    for name in names:
+        assert (tmp_path / "checkpoint" / name / "COMMIT").is_file()
+
+
+def test_keep_last_n_strategy(tmp_path):
+    fit(
+        tmp_path, epochs=3, recorder=DefaultRecorder(),
+        configure=lambda b: b.with_checkpointing_strategy(KeepLastNCheckpoints(1)),
+    )
+    assert sorted(p.name for p in (tmp_path / "checkpoint").iterdir()) == ["epoch-3"]
+
+
+def test_resume_from_epoch_checkpoint_is_exact(tmp_path):
+    straight = fit(tmp_path / "straight", epochs=4, recorder=DefaultRecorder(), dropout=0.3)
+    fit(tmp_path / "resumed", epochs=2, recorder=DefaultRecorder(), dropout=0.3)
+    before = (tmp_path / "resumed/train/epoch-1/Loss.log").read_bytes()
+    resumed = fit(
+        tmp_path / "resumed", epochs=4, recorder=DefaultRecorder(), dropout=0.3, seed=99,
+        configure=lambda b: b.checkpoint(2),
+    )
+    for name, tensor in straight.model.state_dict().items():
+        assert torch.equal(tensor, resumed.model.state_dict()[name]), name
+    assert (tmp_path / "resumed/train/epoch-1/Loss.log").read_bytes() == before
+    for split in ("train", "valid"):
+        for epoch in (3, 4):
+            relative = f"{split}/epoch-{epoch}/Loss.log"
+            assert (tmp_path / "resumed" / relative).read_bytes() == (
+                tmp_path / "straight" / relative
+            ).read_bytes()
+
+
+def test_resume_without_checkpoints_fails_loudly(tmp_path):
+    with pytest.raises(bn.CheckpointError, match="does not exist"):
+        fit(tmp_path, epochs=2, recorder=DefaultRecorder(), configure=lambda b: b.checkpoint(1))
+
+
+def test_early_stopping_stops_at_the_first_epoch_without_improvement(tmp_path):
+    strategy = MetricEarlyStoppingStrategy(
+        LossMetric(), Aggregate.MEAN, Direction.LOWEST, Split.TRAIN,
+        StoppingCondition.no_improvement_since(1),
+    )
+    # lr 0 never improves the loss after the first epoch: stop after epoch 2.
+    bn.seed(1)
+    learner = builder(tmp_path, epochs=5).early_stopping(strategy).build(
+        Mlp(), SgdConfig().init(), 1e-12
+    )
+    result = learner.fit(*loaders())
+    assert result.stopped_early and result.epochs_completed == 2
+
+
+def test_gradient_accumulation_equals_a_larger_batch(tmp_path):
+    def run(directory, batch_size, accumulation, lr):
+        bn.seed(5)
+        b = builder(directory, epochs=1)
+        if accumulation > 1:
+            b = b.grads_accumulation(accumulation)
+        learner = b.build(Mlp(), SgdConfig().init(), lr)
+        return learner.fit(*loaders(batch_size=batch_size, train_items=256)).model
+
+    # The permutation depends on (seed, epoch) only: two batches of 32 hold the items of one
+    # batch of 64. Accumulation sums the two half-batch mean gradients, hence half the lr.
+    big = run(tmp_path / "big", 64, 1, 0.1)
+    small = run(tmp_path / "small", 32, 2, 0.05)
+    for name, tensor in big.state_dict().items():
+        torch.testing.assert_close(small.state_dict()[name], tensor, atol=1e-6, rtol=0)
+
+
+def test_misconfiguration_fails_before_the_first_step(tmp_path):
+    with pytest.raises(ValueError, match=r"`num_epochs` must be an integer >= 1"):
+        LearnerBuilder(tmp_path).num_epochs(0)
+    with pytest.raises(ValueError, match="no valid metric of that name"):
+        LearnerBuilder(tmp_path).with_file_checkpointer(DefaultRecorder()).early_stopping(
+            MetricEarlyStoppingStrategy(
+                LossMetric(), Aggregate.MEAN, Direction.LOWEST, Split.VALID,
+                StoppingCondition.no_improvement_since(2),
+            )
+        ).build(Mlp(), AdamConfig().init(), 1e-3)
+    with pytest.raises(TypeError, match="has no `train_step"):
+        builder(tmp_path).build(nn.Linear(2, 2), AdamConfig().init(), 1e-3).fit(*loaders())
+    with pytest.raises(ValueError, match="need checkpoints"):
+        LearnerBuilder(tmp_path).resume().build(Mlp(), AdamConfig().init(), 1e-3)
