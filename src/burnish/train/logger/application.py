@@ -130,7 +130,7 @@ class _ExceptHook:
     def __init__(self, handler: logging.Handler, path: Path) -> None:
         self.handler: logging.Handler | None = handler
         self.path = path
-        self.previous = sys.__ExceptHook__
+        self.previous = sys.__excepthook__
 
     def __call__(
         self, kind: type[BaseException], value: BaseException, traceback: TracebackType | None
