@@ -45,7 +45,7 @@ class _ParsableEnum(enum.Enum):
         allowed = ", ".join(f"{cls.__name__}.{member.name}" for member in cls)
         strings = ", ".join(repr(member.value) for member in cls)
         raise ValueError(
-            f"A {cls.__name__} must be one of {allowed} (or {strings}). Received: {value!r}."
+            f"{cls.__name__} must be one of {allowed} (or {strings}). Received: {value!r}."
         )
 
 
