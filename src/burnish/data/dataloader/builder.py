@@ -1,0 +1,96 @@
+"""`DataLoaderBuilder` (Burn: `DataLoaderBuilder`): configure, then `build(dataset)`."""
+
+from __future__ import annotations
+
+from typing import Any, Generic
+
+import torch
+
+import burnish.backend
+from burnish.data.dataloader.batcher import Batcher
+from burnish.data.dataloader.loader import DataLoader
+from burnish.data.dataset.base import Dataset, O
+
+__all__ = ["DataLoaderBuilder"]
+
+
+class DataLoaderBuilder(Generic[O]):
+    """Builds a `DataLoader` (Burn: `DataLoaderBuilder::new(batcher)`).
+
+    Args:
+        batcher: turns a list of items into a batch (see `Batcher`).
+
+    Example:
+        >>> loader = (
+        ...     DataLoaderBuilder(MnistBatcher())
+        ...     .batch_size(64)
+        ...     .shuffle(42)
+        ...     .num_workers(2)
+        ...     .set_device("cuda")
+        ...     .build(MnistDataset.train())
+        ... )
+        >>> for batch in loader.iter(): ...
+    """
+
+    def __init__(self, batcher: Batcher[Any, O]) -> None:
+        if not callable(getattr(batcher, "batch", None)):
+            raise TypeError(
+                "`DataLoaderBuilder` needs a batcher with a `batch(items, device)` method. "
+                f"Received: {type(batcher).__name__}. Subclass `burnish.data.dataloader.Batcher`."
+            )
+        self._batcher = batcher
+        self._batch_size = 1
+        self._seed: int | None = None
+        self._num_workers = 0
+        self._device = torch.device("cpu")
+        self._prefetch_factor: int | None = None
+
+    def batch_size(self, batch_size: int) -> DataLoaderBuilder[O]:
+        """Items per batch (default 1, as in Burn); the last batch may be smaller."""
+        _check_int("batch_size", batch_size, minimum=1)
+        self._batch_size = batch_size
+        return self
+
+    def shuffle(self, seed: int) -> DataLoaderBuilder[O]:
+        """Shuffle the items with `seed`, in a new order each epoch (default: dataset order)."""
+        _check_int("seed", seed, minimum=0)
+        self._seed = seed
+        return self
+
+    def num_workers(self, num_workers: int) -> DataLoaderBuilder[O]:
+        """Worker processes building batches (default 0: in the calling process)."""
+        _check_int("num_workers", num_workers, minimum=0)
+        self._num_workers = num_workers
+        return self
+
+    def set_device(self, device: torch.device | str) -> DataLoaderBuilder[O]:
+        """The device batches are built on or moved to (default `"cpu"`)."""
+        self._device = burnish.backend.device(device)
+        return self
+
+    def prefetch_factor(self, prefetch_factor: int) -> DataLoaderBuilder[O]:
+        """Batches each worker prepares ahead (torch's default, 2, when not set)."""
+        _check_int("prefetch_factor", prefetch_factor, minimum=1)
+        self._prefetch_factor = prefetch_factor
+        return self
+
+    def build(self, dataset: Dataset[Any]) -> DataLoader[O]:
+        """The data loader over `dataset`.
+
+        Raises:
+            TypeError: if `dataset` has no `get(index)` / `len()`.
+        """
+        return DataLoader(
+            dataset,
+            self._batcher,
+            batch_size=self._batch_size,
+            seed=self._seed,
+            num_workers=self._num_workers,
+            device=self._device,
+            prefetch_factor=self._prefetch_factor,
+        )
+
+
+def _check_int(name: str, value: Any, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"`{name}` must be an integer >= {minimum}. Received: {name}={value!r}.")

@@ -1,0 +1,73 @@
+"""The loader's item order: a pure function of (seed, epoch, indices).
+
+Exact resume and future sharding rest on this: the order of epoch `n` never depends on how many
+epochs were run before in this process, so a restarted run rebuilds it from the record alone,
+and a distributed sampler can take `order(epoch)[rank::world_size]` of the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+__all__ = ["BatchSampler", "epoch_order", "worker_seed"]
+
+
+def epoch_order(indices: np.ndarray, seed: int | None, epoch: int) -> np.ndarray:
+    """`indices` in the order of `epoch`: unchanged without a seed, else a permutation drawn from
+    `numpy.random.default_rng([seed, epoch])`."""
+    if seed is None:
+        return indices
+    return np.random.default_rng([seed, epoch]).permutation(indices)
+
+
+def worker_seed(seed: int, epoch: int) -> int:
+    """A 63-bit seed for the loader workers' RNGs of `epoch`, independent of the order's RNG."""
+    state = np.random.SeedSequence([seed, epoch, 1]).generate_state(2, dtype=np.uint32)
+    return (int(state[0]) << 31) ^ int(state[1])
+
+
+class BatchSampler:
+    """Splits an epoch's order into batches of `batch_size` indices; the last may be shorter.
+
+    Args:
+        num_items: the number of items in the dataset.
+        batch_size: items per batch (>= 1).
+        seed: shuffle seed, or `None` to keep the dataset order.
+    """
+
+    def __init__(self, num_items: int, batch_size: int, seed: int | None) -> None:
+        self.num_items = num_items
+        self.batch_size = batch_size
+        self.seed = seed
+
+    def __len__(self) -> int:
+        """The number of batches per epoch."""
+        return -(-self.num_items // self.batch_size)
+
+    def order(self, epoch: int) -> np.ndarray:
+        """Every index, int64, in the order of `epoch`."""
+        return epoch_order(np.arange(self.num_items, dtype=np.int64), self.seed, epoch)
+
+    def batches(self, epoch: int, skip: int = 0) -> EpochBatches:
+        """The batches of `epoch` from batch `skip` on (the skipped ones are never built)."""
+        return EpochBatches(self, epoch, skip)
+
+
+class EpochBatches:
+    """The index batches of one epoch, from batch `skip` on: what torch's `batch_sampler` takes."""
+
+    def __init__(self, sampler: BatchSampler, epoch: int, skip: int) -> None:
+        self.sampler = sampler
+        self.epoch = epoch
+        self.skip = skip
+
+    def __len__(self) -> int:
+        return max(len(self.sampler) - self.skip, 0)
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        order = self.sampler.order(self.epoch)
+        size = self.sampler.batch_size
+        for start in range(self.skip * size, len(order), size):
+            yield order[start : start + size]
