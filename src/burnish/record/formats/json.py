@@ -30,7 +30,7 @@ _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 def encode(envelope: dict[str, Any], indent: int | None = None) -> bytes:
     """Dump an envelope as JSON (pretty with `indent`, compact without)."""
-    tree = _to_json(envelope, "")
+    tree = {"metadata": envelope["metadata"], "item": _to_json(envelope["item"], "")}
     separators = (",", ": ") if indent else (",", ":")
     text = json.dumps(tree, indent=indent, separators=separators, allow_nan=False)
     return text.encode("utf-8")

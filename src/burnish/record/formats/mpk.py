@@ -94,7 +94,9 @@ def unpack(data: bytes | bytearray, ext_hook: Any) -> Any:
     except msgpack.StackError:
         raise RecordError("MessagePack data is nested too deeply: the file is hostile.") from None
     except msgpack.ExtraData:
-        raise RecordError("MessagePack data is followed by extra bytes: the file is corrupt.")
+        raise RecordError(
+            "MessagePack data is followed by extra bytes: the file is corrupt."
+        ) from None
     except (ValueError, TypeError, msgpack.UnpackException, UnicodeDecodeError) as error:
         message = str(error) or type(error).__name__
         raise RecordError(f"Invalid MessagePack data ({message}): the file is corrupt.") from None
