@@ -229,7 +229,9 @@ def test_unsupported_values_are_refused_with_their_path(record, match):
 
 
 def test_json_reserved_keys_are_refused():
-    with pytest.raises(RecordError, match=r"`x` uses the key '\$tensor', which JSON records reserve"):
+    with pytest.raises(
+        RecordError, match=r"`x` uses the key '\$tensor', which JSON records reserve"
+    ):
         PrettyJsonFileRecorder().to_bytes({"x": {"$tensor": 1}})
 
 

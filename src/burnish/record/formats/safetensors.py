@@ -57,7 +57,7 @@ def encode(envelope: dict[str, Any]) -> bytes:
         isinstance(v, dict) and set(v) == {_REF} and v[_REF] == k for k, v in structure.items()
     )
     if not flat or any(leaf.source_dtype != leaf.data.dtype for leaf in leaves.values()):
-        metadata[STRUCTURE_KEY] = json_format.encode(structure).decode()
+        metadata[STRUCTURE_KEY] = json_format.encode({"metadata": {}, "item": structure}).decode()
     return bytes(safetensors.serialize(specs, metadata=metadata))
 
 
@@ -108,7 +108,10 @@ def decode(data: bytes | bytearray) -> dict[str, Any]:
     metadata = _json_field(extra, METADATA_KEY)
     if STRUCTURE_KEY not in extra:
         return {"metadata": metadata, "item": tensors}
-    structure = json_format.decode(extra[STRUCTURE_KEY].encode())
+    structure = json_format.decode(str(extra[STRUCTURE_KEY]).encode())
+    if not isinstance(structure, dict) or "item" not in structure:
+        raise RecordError(f"Safetensors metadata `{STRUCTURE_KEY}` is not a record structure.")
+    structure = structure["item"]
     return {"metadata": metadata, "item": _rebuild(structure, tensors, "", 0)}
 
 
