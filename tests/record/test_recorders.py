@@ -197,14 +197,14 @@ def test_foreign_msgpack_and_json_are_not_records(tmp_path):
 
 def test_format_mismatch_in_metadata_is_named():
     data = PrettyJsonFileRecorder().to_bytes({"w": 1}).replace(b"burnish.json", b"burnish.mpk")
-    with pytest.raises(RecordError, match="holds a 'burnish.mpk' record; PrettyJsonFileRecorder"):
+    with pytest.raises(RecordError, match=r"holds a 'burnish\.mpk' record; PrettyJsonFileRecorder"):
         PrettyJsonFileRecorder().from_bytes(data)
 
 
 def test_newer_format_version_asks_for_upgrade():
     data = PrettyJsonFileRecorder().to_bytes({"w": 1})
     data = data.replace(b'"format_version": 1', b'"format_version": 99')
-    with pytest.raises(RecordError, match="format version 99.*Upgrade burnish"):
+    with pytest.raises(RecordError, match=r"format version 99.*Upgrade burnish"):
         PrettyJsonFileRecorder().from_bytes(data)
 
 
