@@ -10,15 +10,10 @@ import torch
 from torch import nn
 
 import burnish as bn
-from burnish.data.dataloader import DataLoaderBuilder
-from burnish.data.dataset import PartialDataset
-from burnish.data.dataset.vision import MnistDataset
-from burnish.nn.loss import CrossEntropyLossConfig
 from burnish.optim import AdamConfig, SgdConfig
 from burnish.record import DefaultRecorder
 from burnish.train import (
     Aggregate,
-    ClassificationOutput,
     Direction,
     KeepLastNCheckpoints,
     LearnerBuilder,
@@ -26,62 +21,10 @@ from burnish.train import (
     MetricEarlyStoppingStrategy,
     Split,
     StoppingCondition,
-    TrainOutput,
 )
-from burnish.train.metric import AccuracyMetric, LossMetric
-from burnish.train.renderer import CliMetricsRenderer
+from burnish.train.metric import LossMetric
 
-from examples.mnist.data import MnistBatcher
-
-
-class Mlp(bn.Module):
-    """Small enough to train in milliseconds; optional dropout to exercise the RNG."""
-
-    def __init__(self, dropout: float = 0.0) -> None:
-        super().__init__()
-        self.linear1 = nn.Linear(28 * 28, 32)
-        self.dropout = nn.Dropout(dropout)
-        self.linear2 = nn.Linear(32, 10)
-
-    def forward(self, images: torch.Tensor) -> torch.Tensor:
-        x = torch.relu(self.linear1(images.flatten(1)))
-        return self.linear2(self.dropout(x))
-
-    def forward_classification(self, batch) -> ClassificationOutput:
-        output = self.forward(batch.images)
-        loss = CrossEntropyLossConfig().init(output.device).forward(output, batch.targets)
-        return ClassificationOutput(loss, output, batch.targets)
-
-    def train_step(self, batch) -> TrainOutput:
-        item = self.forward_classification(batch)
-        return TrainOutput(self, bn.backward(item.loss), item)
-
-    def valid_step(self, batch) -> ClassificationOutput:
-        return self.forward_classification(batch)
-
-
-def loaders(batch_size: int = 64, train_items: int = 640, valid_items: int = 256, seed: int = 3):
-    train = PartialDataset(MnistDataset.train(), 0, train_items)
-    valid = PartialDataset(MnistDataset.test(), 0, valid_items)
-    builder = DataLoaderBuilder(MnistBatcher()).batch_size(batch_size)
-    return builder.shuffle(seed).build(train), DataLoaderBuilder(MnistBatcher()).batch_size(
-        batch_size
-    ).build(valid)
-
-
-def builder(artifact_dir, epochs: int = 2, recorder=None) -> LearnerBuilder:
-    result = (
-        LearnerBuilder(artifact_dir)
-        .metric_train_numeric(AccuracyMetric())
-        .metric_valid_numeric(AccuracyMetric())
-        .metric_train_numeric(LossMetric())
-        .metric_valid_numeric(LossMetric())
-        .renderer(CliMetricsRenderer())
-        .num_epochs(epochs)
-    )
-    if recorder is not None:
-        result = result.with_file_checkpointer(recorder)
-    return result
+from tests.train.support import Mlp, builder, loaders
 
 
 def fit(artifact_dir, epochs=2, recorder=None, dropout=0.0, configure=None, seed=1, **loader_args):

@@ -256,9 +256,9 @@ class Learner:
         self.lr_scheduler.load_record(records["scheduler"])
         state = records["learner"]
         self.position = _Position(**state["position"])
-        if point.checkpoint.iteration is None:  # an epoch checkpoint: start the next epoch
-            self.position = _Position(self.position.epoch + 1)
         self._restore_loaders(state["loaders"])
+        if self.position.phase == "done":  # an epoch checkpoint: start the next epoch
+            self.position = _Position(self.position.epoch + 1)
         load_rng_record(state["rng"])
         self.processor.load_record(state["metrics"])
         self._restore_logs(state["loggers"])

@@ -1,0 +1,116 @@
+"""A training run for the crash tests, run as a subprocess and killed with SIGKILL.
+
+    python tests/train/crash_run.py ARTIFACT_DIR OUT [--workers N] [--kill-at-io N]
+        [--kill-in-valid]
+
+It resumes from the newest complete checkpoint (`resume()`), trains a small dropout MLP on an
+MNIST subset with checkpoints every few iterations, and on success writes the final
+parameters and optimizer state to OUT. `--kill-at-io N` makes the process SIGKILL itself at
+its N-th file-system commit call (fsync, rename, write) — a kill that lands inside a
+checkpoint write for certain. `--kill-in-valid` kills it during the first validation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("BURNISH_DATASETS", str(REPO / "data"))
+
+import torch  # noqa: E402
+
+import burnish as bn  # noqa: E402
+from burnish.optim import AdamConfig  # noqa: E402
+from burnish.record import DefaultRecorder  # noqa: E402
+from burnish.train.renderer import CliMetricsRenderer  # noqa: E402
+
+from tests.train.support import Mlp, builder, loaders  # noqa: E402
+
+
+def kill_at_io(count: int) -> None:
+    """SIGKILL this process at the `count`-th call of fsync/replace/write."""
+    calls = {"n": 0}
+
+    def wrap(function):
+        def wrapped(*args, **kwargs):
+            calls["n"] += 1
+            if calls["n"] == count:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return function(*args, **kwargs)
+
+        return wrapped
+
+    os.fsync = wrap(os.fsync)
+    os.replace = wrap(os.replace)
+    os.write = wrap(os.write)
+
+
+def count_io() -> dict[str, int]:
+    calls = {"n": 0}
+
+    def wrap(function):
+        def wrapped(*args, **kwargs):
+            calls["n"] += 1
+            return function(*args, **kwargs)
+
+        return wrapped
+
+    os.fsync, os.replace, os.write = wrap(os.fsync), wrap(os.replace), wrap(os.write)
+    return calls
+
+
+def kill_in_valid() -> None:
+    from burnish.train.processor import MetricsProcessor
+
+    process = MetricsProcessor.process
+
+    def killing(self, split, *args):
+        if split == "valid":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return process(self, split, *args)
+
+    MetricsProcessor.process = killing
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("artifact_dir")
+    parser.add_argument("out")
+    parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--kill-at-io", type=int, default=0)
+    parser.add_argument("--kill-in-valid", action="store_true")
+    parser.add_argument("--count-io", action="store_true", help="print the commit calls made")
+    args = parser.parse_args()
+    calls = count_io() if args.count_io else None
+    if args.kill_at_io:
+        kill_at_io(args.kill_at_io)
+    if args.kill_in_valid:
+        kill_in_valid()
+
+    bn.seed(11)
+    torch.set_num_threads(1)
+    model = Mlp(dropout=0.2)
+    optim = AdamConfig().init()
+    learner = (
+        builder(args.artifact_dir, epochs=3, recorder=DefaultRecorder())
+        .renderer(CliMetricsRenderer(stream=open(os.devnull, "w")))
+        .checkpoint_every(4)
+        .deterministic()
+        .resume()
+        .build(model, optim, 1e-3)
+    )
+    train, valid = loaders(batch_size=32, train_items=320, valid_items=96, workers=args.workers)
+    result = learner.fit(train, valid)
+    state = {f"model.{k}": v for k, v in result.model.state_dict().items()}
+    torch.save({"model": state, "optim": optim.to_record()}, args.out)
+    if calls is not None:
+        print(f"io-calls {calls['n']}")
+
+
+if __name__ == "__main__":
+    main()

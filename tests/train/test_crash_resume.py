@@ -1,0 +1,121 @@
+"""Kill training with SIGKILL at many moments — inside checkpoint writes, mid-epoch, during
+validation, with data-loader workers — resume each time, and require the final parameters,
+optimizer state and every metric log to equal an uninterrupted run's, bit for bit."""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+SCRIPT = Path(__file__).with_name("crash_run.py")
+pytestmark = pytest.mark.slow
+
+
+def run(artifact_dir: Path, out: Path, *flags: str, kill_after: float | None = None) -> int:
+    """Run the script; with `kill_after`, SIGKILL it after that many seconds if still alive."""
+    command = [sys.executable, str(SCRIPT), str(artifact_dir), str(out), *flags]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        stdout, stderr = process.communicate(timeout=kill_after if kill_after else 120)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGKILL)
+        stdout, stderr = process.communicate()
+    if process.returncode not in (0, -signal.SIGKILL):
+        raise AssertionError(f"crash_run.py failed ({process.returncode}):\n{stderr[-3000:]}")
+    run.last_stdout = stdout
+    return process.returncode
+
+
+def logs(artifact_dir: Path) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(artifact_dir)): path.read_bytes()
+        for split in ("train", "valid")
+        for path in sorted((artifact_dir / split).rglob("*.log"))
+    }
+
+
+def assert_same_run(reference_dir: Path, reference: Path, resumed_dir: Path, resumed: Path):
+    expected, actual = torch.load(reference), torch.load(resumed)
+    for key, tensor in expected["model"].items():
+        assert torch.equal(tensor, actual["model"][key]), key
+    _assert_equal_records(expected["optim"], actual["optim"], "optim")
+    assert logs(resumed_dir) == logs(reference_dir)
+    leftovers = [p.name for p in (resumed_dir / "checkpoint").iterdir() if p.name.startswith(".")]
+    assert leftovers == []
+
+
+def _assert_equal_records(expected, actual, path):
+    if isinstance(expected, torch.Tensor):
+        assert torch.equal(expected, actual), path
+    elif isinstance(expected, dict):
+        assert expected.keys() == actual.keys(), path
+        for key in expected:
+            _assert_equal_records(expected[key], actual[key], f"{path}.{key}")
+    elif isinstance(expected, (list, tuple)):
+        assert len(expected) == len(actual), path
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            _assert_equal_records(e, a, f"{path}[{i}]")
+    else:
+        assert expected == actual, path
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """One uninterrupted run, and how many file-system commit calls it makes."""
+    directory = tmp_path_factory.mktemp("reference")
+    out = directory / "final.pt"
+    assert run(directory / "artifacts", out, "--count-io") == 0
+    io_calls = int(run.last_stdout.split("io-calls")[-1])
+    return directory / "artifacts", out, io_calls
+
+
+def resume_until_done(artifact_dir: Path, out: Path, kills: list[list[str] | float], *flags):
+    """Apply each kill (flags for a self-kill, or seconds for a timed SIGKILL), then finish."""
+    killed = 0
+    for kill in kills:
+        if isinstance(kill, float):
+            code = run(artifact_dir, out, *flags, kill_after=kill)
+        else:
+            code = run(artifact_dir, out, *flags, *kill)
+        killed += code == -signal.SIGKILL
+        if code == 0:
+            break
+    if not out.exists():
+        assert run(artifact_dir, out, *flags) == 0
+    return killed
+
+
+def test_sigkill_anywhere_then_resume_is_bit_identical(reference, tmp_path):
+    reference_dir, reference_out, io_calls = reference
+    rng = random.Random(20261122)
+    # Self-kills at the n-th fsync/rename/write land inside checkpoint and log commits;
+    # a resumed process has less left to do, so n is drawn from the first part of a run.
+    kills: list = [["--kill-at-io", str(rng.randint(1, max(2, io_calls // 3)))] for _ in range(16)]
+    kills += [rng.uniform(1.0, 5.0) for _ in range(6)]  # timed kills from outside
+    killed = resume_until_done(tmp_path / "artifacts", tmp_path / "final.pt", kills)
+    assert killed >= 12, f"only {killed} kills landed"
+    assert_same_run(reference_dir, reference_out, tmp_path / "artifacts", tmp_path / "final.pt")
+
+
+def test_kill_during_validation_then_resume_is_bit_identical(reference, tmp_path):
+    reference_dir, reference_out, _ = reference
+    killed = resume_until_done(tmp_path / "artifacts", tmp_path / "final.pt", [["--kill-in-valid"]])
+    assert killed == 1
+    assert_same_run(reference_dir, reference_out, tmp_path / "artifacts", tmp_path / "final.pt")
+
+
+def test_kill_with_two_workers_then_resume_is_bit_identical(reference, tmp_path):
+    reference_dir, reference_out, io_calls = reference
+    rng = random.Random(7)
+    kills = [["--kill-at-io", str(rng.randint(1, max(2, io_calls // 3)))] for _ in range(3)]
+    killed = resume_until_done(
+        tmp_path / "artifacts", tmp_path / "final.pt", kills, "--workers", "2"
+    )
+    assert killed >= 2
+    assert_same_run(reference_dir, reference_out, tmp_path / "artifacts", tmp_path / "final.pt")
