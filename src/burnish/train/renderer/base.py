@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -111,17 +110,10 @@ def check_num_epochs(num_epochs: int) -> None:
 
 
 def format_value(value: float) -> str:
-    """Format a metric value compactly: 4 decimals, or scientific notation when tiny/huge.
+    """Format a metric value with 5 significant digits (scientific when tiny or huge).
 
     Example:
-        >>> format_value(0.31241), format_value(1e-5), format_value(123456.0)
-        ('0.3124', '1.000e-05', '1.235e+05')
+        >>> format_value(0.312414), format_value(1e-3), format_value(91.0), format_value(2e-5)
+        ('0.31241', '0.001', '91', '2e-05')
     """
-    value = float(value)
-    if not math.isfinite(value):
-        return str(value)
-    if value == 0.0:
-        return "0"
-    if 1e-3 <= abs(value) < 1e5:
-        return f"{value:.4f}"
-    return f"{value:.3e}"
+    return f"{float(value):.5g}"

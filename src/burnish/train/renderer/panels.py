@@ -50,7 +50,9 @@ def build_dashboard(state: DashboardState) -> Layout:
 def metrics_panel(state: DashboardState) -> Panel:
     """Per numeric metric and split: the last batch's value and the epoch's running value."""
     table = Table(box=None, pad_edge=False, expand=True, header_style="bold")
-    table.add_column("Metric", style="bold yellow", no_wrap=True, overflow="ellipsis", ratio=1)
+    table.add_column(
+        "Metric", style="bold yellow", no_wrap=True, overflow="ellipsis", ratio=1, min_width=8
+    )
     for split in ("train", "valid"):
         for column in ("batch", "epoch"):
             header = Text(f"{SPLIT_LABELS[split]}\n{column}", style=SPLIT_STYLES[split])
@@ -130,7 +132,8 @@ def plot_panel(state: DashboardState) -> Panel:
     if state.recent:
         plot = LinePlot(series, x_label="fraction of the current epoch", x_range=(0.0, 1.0))
     else:
-        plot = LinePlot(series, x_label="epoch")
+        x_high = max(x for line in series for x, _ in line.points)
+        plot = LinePlot(series, x_label="epoch", x_range=(0.0, max(x_high, 1e-9)))
     kind = "current epoch" if state.recent else "full history"
     tabs = _tab_strip(state.history.names, state.selected % len(state.history.names))
     return Panel(_Stacked(tabs, plot), title=f"Plot: {name} ({kind})", title_align="left")

@@ -16,6 +16,11 @@ __all__ = ["BrailleCanvas", "LinePlot", "PlotSeries"]
 BRAILLE_BASE = 0x2800
 # Dot bit of the braille cell for (column, row) of its 2x4 grid.
 DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
+# _SPAN_MASKS[column][first][last]: the bits of rows first..last of one cell column.
+_SPAN_MASKS = tuple(
+    tuple(tuple(sum(bits[first : last + 1]) for last in range(4)) for first in range(4))
+    for bits in DOT_BITS
+)
 
 
 class BrailleCanvas:
@@ -62,13 +67,29 @@ class BrailleCanvas:
                 error += dx
                 y0 += step_y
 
+    def span(self, x: int, y0: int, y1: int, style: Style | None = None) -> None:
+        """Light the dots of column `x` from row `y0` to row `y1` (inclusive), a cell at a time."""
+        if not 0 <= x < self.width * 2:
+            return
+        low, high = max(min(y0, y1), 0), min(max(y0, y1), self.height * 4 - 1)
+        col, masks = x // 2, _SPAN_MASKS[x % 2]
+        for row in range(low // 4, high // 4 + 1):
+            first, last = max(low - 4 * row, 0), min(high - 4 * row, 3)
+            self._bits[row][col] |= masks[first][last]
+            if style is not None:
+                self._styles[row][col] = style
+
     def rows(self) -> list[Text]:
-        """One `Text` per row; an empty cell is a blank braille pattern."""
+        """One `Text` per row; a cell without dots is a space."""
         lines = []
         for bits, styles in zip(self._bits, self._styles):
-            text = Text()
-            for bit, style in zip(bits, styles):
-                text.append(chr(BRAILLE_BASE + bit), style if bit else None)
+            text = Text("".join(chr(BRAILLE_BASE + bit) if bit else " " for bit in bits))
+            start = 0
+            for end in range(1, len(bits) + 1):
+                if end == len(bits) or styles[end] is not styles[start] or not bits[end]:
+                    if bits[start] and styles[start] is not None:
+                        text.stylize(styles[start], start, end)
+                    start = end
             lines.append(text)
         return lines
 
@@ -164,18 +185,30 @@ def _draw(
     x_range: tuple[float, float],
     y_range: tuple[float, float],
 ) -> None:
+    """Draw `series` as a line; points sharing a dot column become one vertical span.
+
+    The work is bounded by the canvas size, not by the number of points.
+    """
     columns, rows = canvas.dots
     x_scale = (columns - 1) / ((x_range[1] - x_range[0]) or 1.0)
     y_scale = (rows - 1) / ((y_range[1] - y_range[0]) or 1.0)
     style = Style.parse(series.style)
-    previous = None
+    spans: list[list[int]] = []  # [x, first y, low y, high y, last y]; None-free runs
+    breaks: set[int] = set()  # indices of spans that start a new run (after a non-finite value)
     for x, y in series.points:
         if not (math.isfinite(x) and math.isfinite(y)):
-            previous = None
+            breaks.add(len(spans))
             continue
-        dot = (round((x - x_range[0]) * x_scale), round((y_range[1] - y) * y_scale))
-        if previous is None:
-            canvas.set(*dot, style=style)
+        dot_x, dot_y = round((x - x_range[0]) * x_scale), round((y_range[1] - y) * y_scale)
+        if spans and spans[-1][0] == dot_x and len(spans) not in breaks:
+            span = spans[-1]
+            span[2], span[3], span[4] = min(span[2], dot_y), max(span[3], dot_y), dot_y
         else:
-            canvas.line(*previous, *dot, style=style)
-        previous = dot
+            spans.append([dot_x, dot_y, dot_y, dot_y, dot_y])
+    for index, (dot_x, first, low, high, _) in enumerate(spans):
+        previous = spans[index - 1] if index and index not in breaks else None
+        if previous is not None and abs(previous[0] - dot_x) == 1:
+            low, high = min(low, previous[4]), max(high, previous[4])
+        elif previous is not None:
+            canvas.line(previous[0], previous[4], dot_x, first, style)
+        canvas.span(dot_x, low, high, style)

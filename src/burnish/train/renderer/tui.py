@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import atexit
+import os
 import sys
 import threading
 import time
 import traceback
 import warnings
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.live import Live
 
 from burnish.train.interrupter import Interrupter
@@ -28,6 +29,7 @@ __all__ = ["TuiMetricsRenderer"]
 STOP_REASON = "Training stopped by the user (q)"
 _TICK_S = 0.05  # how often the UI thread looks at keys and the stop flag
 _IDLE_REDRAW_S = 1.0  # redraw this often even without news, so elapsed time and ETA move
+_DRAW_BUDGET = 0.05  # at most this fraction of wall time goes to drawing (slows the refresh)
 
 
 class TuiMetricsRenderer(MetricsRenderer):
@@ -36,8 +38,9 @@ class TuiMetricsRenderer(MetricsRenderer):
     A background thread owns the screen: it reads keys (←/→ switch the plotted metric, ↑/↓
     toggle full/recent history, `q` asks the interrupter to stop after the current iteration)
     and redraws at most every `refresh_interval_s`. The learner's thread only stores values, so
-    drawing never runs in the training loop. The terminal is restored by `close()`, at exit, and
-    before an uncaught exception's traceback is printed.
+    drawing never runs in the training loop; when a frame is slow to draw (small machine, huge
+    terminal) the refresh slows down so drawing stays under 5% of the wall time. The terminal
+    is restored by `close()`, at exit, and before an uncaught exception's traceback prints.
 
     Args:
         refresh_interval_s: Seconds between two redraws (and between two `due()` == True).
@@ -61,6 +64,7 @@ class TuiMetricsRenderer(MetricsRenderer):
                 f"Received: refresh_interval_s={refresh_interval_s!r}."
             )
         self.refresh_interval_s = float(refresh_interval_s)
+        self._interval = self.refresh_interval_s  # widened when drawing is slow
         self._console = console
         self._read_keys = read_keys
         self._lock = threading.Lock()
@@ -85,7 +89,7 @@ class TuiMetricsRenderer(MetricsRenderer):
         self._stop_drawing.clear()
         self._live = Live(
             build_dashboard(self._state),
-            console=self._console or Console(),
+            console=self._console or _TerminalConsole(),
             screen=True,
             auto_refresh=False,
             redirect_stdout=False,
@@ -100,11 +104,11 @@ class TuiMetricsRenderer(MetricsRenderer):
         self._thread.start()
 
     def due(self) -> bool:
-        """True at most once per `refresh_interval_s` (one clock read per call)."""
+        """True at most once per refresh interval (one clock read per call)."""
         now = time.monotonic()
         if now < self._next_due:
             return False
-        self._next_due = now + self.refresh_interval_s
+        self._next_due = now + self._interval
         return True
 
     def render(self, snapshot: RenderSnapshot) -> None:
@@ -163,8 +167,11 @@ class TuiMetricsRenderer(MetricsRenderer):
             if self._keys is None:
                 self._stop_drawing.wait(_TICK_S)
             try:
-                if self._step(keys, time.monotonic() - last_draw):
+                started = time.monotonic()
+                if self._step(keys, started - last_draw):
                     last_draw = time.monotonic()
+                    cost = (last_draw - started) / _DRAW_BUDGET
+                    self._interval = max(self.refresh_interval_s, min(cost, _IDLE_REDRAW_S))
             except Exception:  # a drawing bug must not take the training run down
                 self._error = traceback.format_exc()
                 return
@@ -183,7 +190,7 @@ class TuiMetricsRenderer(MetricsRenderer):
                 changed = True
             redraw = (
                 changed
-                or (self._dirty and since_draw >= self.refresh_interval_s)
+                or (self._dirty and since_draw >= self._interval)
                 or since_draw >= _IDLE_REDRAW_S
             )
             if not redraw:
@@ -192,3 +199,15 @@ class TuiMetricsRenderer(MetricsRenderer):
             screen = build_dashboard(state)
         live.update(screen, refresh=True)
         return True
+
+
+class _TerminalConsole(Console):
+    """A console as large as its terminal is now, whatever `COLUMNS`/`LINES` say."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        try:
+            width, height = os.get_terminal_size(self.file.fileno())
+        except (AttributeError, OSError, ValueError):
+            return super().size
+        return ConsoleDimensions(width, height)
