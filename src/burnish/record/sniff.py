@@ -37,6 +37,19 @@ def detect(data: bytes | bytearray) -> str:
         return "safetensors"
     if head.lstrip()[:1] in (b"{", b"["):
         return "JSON"
-    if 0x80 <= head[0] <= 0x8F or head[0] in (0xDE, 0xDF):
+    if _msgpack_map_with_str_key(head):
         return "MessagePack"
     return "unknown"
+
+
+def _msgpack_map_with_str_key(head: bytes) -> bool:
+    """A MessagePack map whose first key is a string (what every record file starts with)."""
+    if 0x81 <= head[0] <= 0x8F:
+        key = head[1:2]
+    elif head[0] == 0xDE:
+        key = head[3:4]
+    elif head[0] == 0xDF:
+        key = head[5:6]
+    else:
+        return False
+    return bool(key) and (0xA0 <= key[0] <= 0xBF or key[0] in (0xD9, 0xDA, 0xDB))

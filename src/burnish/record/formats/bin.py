@@ -1,6 +1,6 @@
 """Binary records: a magic, a MessagePack header with the record tree, then aligned raw tensors.
 
-Layout: `MAGIC` (12 bytes), header length (uint64 LE), header (MessagePack envelope whose
+Layout: `MAGIC` (12 bytes), header length and data length (uint64 LE each), header (MessagePack envelope whose
 tensors are extension type `TENSOR_REF_EXT`: tensor header + uint64 offset into the data
 section), zero padding to a multiple of `ALIGN`, then each tensor's raw little-endian bytes
 at an `ALIGN`-aligned offset. Loading reads the file once; tensors are views into that buffer.
@@ -23,7 +23,7 @@ MAGIC = b"\x89BURNISH\r\n\x1a\n"
 ALIGN = 64
 TENSOR_REF_EXT = 0x43
 _LENGTH = struct.Struct("<Q")
-_PREFIX = len(MAGIC) + _LENGTH.size
+_PREFIX = len(MAGIC) + 2 * _LENGTH.size
 
 
 def encode(envelope: dict[str, Any]) -> bytes:
@@ -43,7 +43,7 @@ def encode(envelope: dict[str, Any]) -> bytes:
         return msgpack.ExtType(TENSOR_REF_EXT, ref)
 
     header = msgpack.packb(envelope, default=default, use_bin_type=True)
-    prefix = MAGIC + _LENGTH.pack(len(header)) + header
+    prefix = MAGIC + _LENGTH.pack(len(header)) + _LENGTH.pack(offset) + header
     return b"".join([prefix, b"\0" * (-len(prefix) % ALIGN), *blobs])
 
 
@@ -52,6 +52,7 @@ def decode(data: bytearray) -> Any:
     if len(data) < _PREFIX or data[: len(MAGIC)] != MAGIC:
         raise RecordError("Binary record does not start with the burnish magic bytes.")
     (length,) = _LENGTH.unpack_from(data, len(MAGIC))
+    (data_length,) = _LENGTH.unpack_from(data, len(MAGIC) + _LENGTH.size)
     if length > len(data) - _PREFIX:
         raise RecordError(
             f"Binary record header claims {length} bytes, but the file holds only "
@@ -59,7 +60,12 @@ def decode(data: bytearray) -> Any:
         )
     start = _PREFIX + length
     start += -start % ALIGN
-    section = memoryview(data)[min(start, len(data)) :]
+    if start + data_length != len(data):
+        raise RecordError(
+            f"Binary record should be {start + data_length} bytes long (header and data "
+            f"lengths), but the file holds {len(data)}: it is truncated or corrupt."
+        )
+    section = memoryview(data)[start:]
 
     def ext_hook(code: int, payload: bytes) -> TensorLeaf:
         if code != TENSOR_REF_EXT:
