@@ -44,3 +44,15 @@ def test_in_memory_skips_text_lines_and_rejects_impossible_positions():
     assert logger.read_numeric("Loss", 1) == [NumericEntry(2.0, 2)]
     with pytest.raises(ValueError, match="had 5 lines in epoch 1, but only 2 were logged"):
         logger.truncate_to({"epoch": 1, "lines": {"Loss": 5}})
+
+
+def test_positions_for_an_epoch_the_logger_has_not_seen(logger):
+    assert logger.positions() == {"epoch": 1, "lines": {}}
+    assert logger.positions(4) == {"epoch": 4, "lines": {}}  # e.g. a resumed run's validation
+    logger.log("Loss", 2, ENTRIES)
+    assert logger.positions(2) == {"epoch": 2, "lines": {"Loss": 3}}
+    assert logger.positions(3) == {"epoch": 3, "lines": {}}
+    with pytest.raises(ValueError, match="must not be before the logger's current epoch 2"):
+        logger.positions(1)
+    logger.truncate_to(logger.positions(3))
+    assert logger.read_numeric("Loss", 2) == ENTRIES  # earlier epochs are never touched

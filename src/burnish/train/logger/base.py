@@ -55,6 +55,19 @@ def check_epoch(epoch: int) -> int:
     return epoch
 
 
+def positions_epoch(current: int | None, epoch: int | None) -> tuple[int, bool]:
+    """The epoch a `positions()` record is for, and whether it is the logger's current one."""
+    if epoch is None:
+        return (current or 1), current is not None
+    check_epoch(epoch)
+    if current is not None and epoch < current:
+        raise ValueError(
+            f"`epoch` must not be before the logger's current epoch {current}. "
+            f"Received: epoch={epoch}. Take positions before logging a later epoch."
+        )
+    return epoch, epoch == current
+
+
 def check_positions(positions: Mapping[str, Any]) -> tuple[int, dict[str, int]]:
     """Validate a `positions()` record; return its epoch and its lines per metric."""
     if not isinstance(positions, Mapping) or set(positions) != {"epoch", "lines"}:
@@ -101,8 +114,17 @@ class MetricLogger(ABC):
         self.flush()
 
     @abstractmethod
-    def positions(self) -> LoggerPositions:
-        """Commit buffered lines; return the current epoch and the lines of each of its metrics."""
+    def positions(self, epoch: int | None = None) -> LoggerPositions:
+        """Commit buffered lines; return `epoch` and the lines each of its metrics has.
+
+        Args:
+            epoch: The epoch the learner is in; None for the logger's current epoch (the last
+                logged, or the one after the last ended; 1 if neither happened). Pass it when
+                the logger may not have seen the epoch yet (e.g. before validation starts).
+
+        Raises:
+            ValueError: if `epoch` is before an epoch this logger already wrote to.
+        """
 
     @abstractmethod
     def truncate_to(self, positions: Mapping[str, Any]) -> None:

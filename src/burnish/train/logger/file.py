@@ -16,6 +16,7 @@ from burnish.train.logger.base import (
     check_epoch,
     check_positions,
     metric_file_stem,
+    positions_epoch,
     serialize_entry,
 )
 from burnish.train.metric.base import NumericEntry
@@ -210,15 +211,19 @@ class FileMetricLogger(MetricLogger):
         return entries
 
     # ---------------------------------------------------------------- resume
-    def positions(self) -> LoggerPositions:
-        """Write, flush and fsync buffered lines; return the lines each metric of the epoch has.
+    def positions(self, epoch: int | None = None) -> LoggerPositions:
+        """Write, flush and fsync buffered lines; return the lines each metric of `epoch` has.
 
         Store the result with a checkpoint; `truncate_to` brings the files back to it.
+
+        Args:
+            epoch: The learner's epoch; None for the logger's current one (see `MetricLogger`).
         """
+        epoch, current = positions_epoch(self._epoch, epoch)
         self.flush()
         for file in self._files.values():
             os.fsync(file.fileno())
-        return {"epoch": self._epoch or 1, "lines": dict(self._counts)}
+        return {"epoch": epoch, "lines": dict(self._counts) if current else {}}
 
     def truncate_to(self, positions: Mapping[str, Any]) -> None:
         """Drop the lines logged after `positions` was taken; later logs append after them.

@@ -11,6 +11,7 @@ from burnish.train.logger.base import (
     MetricLogger,
     check_epoch,
     check_positions,
+    positions_epoch,
     serialize_entry,
 )
 from burnish.train.metric.base import NumericEntry
@@ -33,7 +34,7 @@ class InMemoryMetricLogger(MetricLogger):
 
     def __init__(self) -> None:
         self.values: dict[str, dict[int, list[str]]] = {}
-        self._epoch = 1
+        self._epoch: int | None = None
 
     def log(self, name: str, epoch: int, entries: Sequence[LoggedEntry]) -> None:
         """Append one serialised line per entry to metric `name` of `epoch`."""
@@ -55,14 +56,11 @@ class InMemoryMetricLogger(MetricLogger):
                 continue
         return entries
 
-    def positions(self) -> LoggerPositions:
-        """The current epoch and how many lines each of its metrics has."""
-        lines = {
-            name: len(epochs[self._epoch])
-            for name, epochs in self.values.items()
-            if self._epoch in epochs
-        }
-        return {"epoch": self._epoch, "lines": lines}
+    def positions(self, epoch: int | None = None) -> LoggerPositions:
+        """`epoch` (None: the current one) and how many lines each of its metrics has."""
+        epoch, _ = positions_epoch(self._epoch, epoch)
+        lines = {name: len(log[epoch]) for name, log in self.values.items() if epoch in log}
+        return {"epoch": epoch, "lines": lines}
 
     def truncate_to(self, positions: Mapping[str, Any]) -> None:
         """Drop the lines logged after `positions` was taken (and every later epoch).
