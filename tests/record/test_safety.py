@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import struct
@@ -106,7 +107,7 @@ def test_binary_header_claiming_a_huge_length():
 def test_binary_tensor_offset_past_the_end():
     good = BinFileRecorder().to_bytes({"w": torch.ones(4)})
     # the last 16 bytes of data are the tensor; chop the data section
-    with pytest.raises(RecordError, match="should be .* bytes long"):
+    with pytest.raises(RecordError, match=r"should be .* bytes long"):
         load_bytes("bin", good[: len(good) - 64])
     # a tensor reference pointing past the end of a (consistent) data section
     ref = struct.pack("<BBB", 8, 8, 1) + struct.pack("<QQ", 4, 64)
@@ -144,7 +145,7 @@ def test_deeply_nested_data(name):
         import safetensors
 
         data = bytes(safetensors.serialize({}, metadata=meta))
-    with pytest.raises(RecordError, match="nested|corrupt|metadata"):
+    with pytest.raises(RecordError, match=r"nested|corrupt|metadata"):
         load_bytes(name, data)
 
 
@@ -193,10 +194,8 @@ def test_fuzz_random_and_mutated_bytes(name, data):
             else:
                 blob[index : index + 4] = data.draw(st.binary(min_size=0, max_size=8))
         blob = bytes(blob)
-    try:
-        load_bytes(name, blob)  # a mutation may leave a valid record: fine
-    except RecordError:
-        pass
+    with contextlib.suppress(RecordError):  # a mutation may leave a valid record: fine
+        load_bytes(name, blob)
 
 
 @settings(max_examples=30, deadline=None)
@@ -204,7 +203,5 @@ def test_fuzz_random_and_mutated_bytes(name, data):
 def test_fuzz_pytorch_import(tmp_path_factory, blob):
     path = tmp_path_factory.mktemp("fuzz") / "x.pt"
     path.write_bytes(blob)
-    try:
+    with contextlib.suppress(RecordError):
         PyTorchFileRecorder().load(path)
-    except RecordError:
-        pass
