@@ -3,7 +3,8 @@
 Layout: `MAGIC` (12 bytes), header length and data length (uint64 LE each), header
 (MessagePack envelope whose tensors are extension type `TENSOR_REF_EXT`: tensor header +
 uint64 offset into the data section), zero padding to a multiple of `ALIGN`, then each
-tensor's raw little-endian bytes at an `ALIGN`-aligned offset. Loading reads the file once; tensors are views into that buffer.
+tensor's raw little-endian bytes at an `ALIGN`-aligned offset. Loading reads the file once;
+tensors are views into that buffer.
 """
 
 from __future__ import annotations
