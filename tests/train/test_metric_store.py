@@ -62,18 +62,43 @@ def test_search_stops_at_the_first_epoch_without_values():
     assert store.find_epoch("Loss", Aggregate.MEAN, Direction.LOWEST, Split.VALID) == 1
 
 
-def test_logging_through_the_store_refreshes_the_cached_epoch():
+class CountingLogger(InMemoryMetricLogger):
+    def __init__(self):
+        super().__init__()
+        self.reads = 0
+
+    def read_numeric(self, name, epoch):
+        self.reads += 1
+        return super().read_numeric(name, epoch)
+
+
+def test_open_epochs_are_read_fresh_closed_epochs_are_cached():
+    logger = CountingLogger()
+    store = MetricStore({"train": logger})
+    logger.log("Loss", 1, [NumericEntry(4.0, 1)])  # the learner writes to its loggers directly
+    assert store.find_metric("Loss", 1, Aggregate.MEAN, Split.TRAIN) == 4.0
+    logger.log("Loss", 1, [NumericEntry(2.0, 1)])
+    assert store.find_metric("Loss", 1, Aggregate.MEAN, Split.TRAIN) == 3.0  # epoch still open
+    logger.end_epoch(1)
+    reads = logger.reads
+    for _ in range(3):
+        assert store.find_metric("Loss", 1, Aggregate.MEAN, Split.TRAIN) == 3.0
+    assert logger.reads == reads + 1  # closed: read once, then cached
+
+
+def test_truncation_and_logging_through_the_store_refresh_the_cache():
     logger = InMemoryMetricLogger()
     store = MetricStore({"train": logger})
-    store.log("train", "Loss", 1, [NumericEntry(4.0, 1)])
+    store.log("train", "Loss", 1, [NumericEntry(1.0, 1)])
+    positions = logger.positions()
+    store.log("train", "Loss", 1, [NumericEntry(3.0, 1)])
+    store.end_epoch("train", 1)
+    assert store.find_metric("Loss", 1, Aggregate.MEAN, Split.TRAIN) == 2.0
+    logger.truncate_to(positions)  # e.g. a resume dropping lines logged after a checkpoint
+    logger.end_epoch(1)
+    assert store.find_metric("Loss", 1, Aggregate.MEAN, Split.TRAIN) == 1.0
+    store.log("train", "Loss", 1, [NumericEntry(7.0, 1)])
     assert store.find_metric("Loss", 1, Aggregate.MEAN, Split.TRAIN) == 4.0
-    store.log("train", "Loss", 1, [NumericEntry(2.0, 1)])
-    assert store.find_metric("Loss", 1, Aggregate.MEAN, Split.TRAIN) == 3.0
-    # A logger written behind the store's back keeps the cached value until `invalidate`.
-    logger.log("Loss", 1, [NumericEntry(9.0, 2)])
-    assert store.find_metric("Loss", 1, Aggregate.MEAN, Split.TRAIN) == 3.0
-    store.invalidate(Split.TRAIN, "Loss")
-    assert store.find_metric("Loss", 1, Aggregate.MEAN, Split.TRAIN) == 6.0
 
 
 def test_splits_are_separate_and_the_first_logger_with_values_answers(tmp_path):

@@ -114,7 +114,10 @@ def _better(value: float, best: float | None, direction: Direction) -> bool:
 class MetricStore:
     """Answers epoch-level questions from the metric loggers of each split.
 
-    Log through the store (`log`, `end_epoch`) so its cache stays in step with the loggers.
+    An epoch's aggregate is cached once every logger of the split has moved past that epoch
+    (its `current_epoch` is later), and forgotten when a logger is truncated (its `revision`
+    changes) or when `log` adds to that epoch through the store. Loggers without
+    `current_epoch` are read on every query.
 
     Example:
         >>> store = MetricStore.from_dir("artifacts")
@@ -132,6 +135,7 @@ class MetricStore:
     ) -> None:
         self._loggers: dict[Split, list[MetricLogger]] = {split: [] for split in Split}
         self._cache: dict[tuple[Split, str, int, Aggregate], float] = {}
+        self._revisions: dict[Split, tuple[int, ...]] = {}
         for split, value in (loggers or {}).items():
             for logger in [value] if isinstance(value, MetricLogger) else value:
                 self.register_logger(split, logger)
@@ -221,13 +225,29 @@ class MetricStore:
         aggregate = Aggregate.parse(aggregate)
         if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
             raise ValueError(f"`epoch` must be an int >= 1. Received: {epoch!r}.")
+        self._drop_rewritten(split)
         key = (split, name, epoch, aggregate)
         if key in self._cache:
             return self._cache[key]
         value = aggregate_entries(self.read_numeric(name, epoch, split), aggregate)
-        if value is not None:
+        if value is not None and self._closed(split, epoch):
             self._cache[key] = value
         return value
+
+    def _closed(self, split: Split, epoch: int) -> bool:
+        """Whether every logger of `split` has moved past `epoch` (its logs can no longer grow)."""
+        for logger in self._loggers[split]:
+            current = getattr(logger, "current_epoch", None)
+            if current is None or epoch >= current:
+                return False
+        return True
+
+    def _drop_rewritten(self, split: Split) -> None:
+        """Forget `split`'s cache when one of its loggers was truncated since it was filled."""
+        revisions = tuple(getattr(logger, "revision", 0) for logger in self._loggers[split])
+        if self._revisions.get(split, revisions) != revisions:
+            self.invalidate(split)
+        self._revisions[split] = revisions
 
     def find_epoch(
         self, name: str, aggregate: Aggregate, direction: Direction, split: Split | str

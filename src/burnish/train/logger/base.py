@@ -94,6 +94,17 @@ class MetricLogger(ABC):
     logs without duplicate or missing lines.
     """
 
+    revision: int = 0
+    """Incremented by `truncate_to`: lines already read may have changed."""
+
+    @property
+    def current_epoch(self) -> int | None:
+        """The epoch being logged (after `end_epoch(n)`: n + 1); None if unknown.
+
+        Earlier epochs are closed: their lines change only through `truncate_to`.
+        """
+        return None
+
     @abstractmethod
     def log(self, name: str, epoch: int, entries: Sequence[LoggedEntry]) -> None:
         """Append `entries` (one per iteration, oldest first) to metric `name` of `epoch`."""

@@ -108,6 +108,11 @@ class FileMetricLogger(MetricLogger):
         if len(pending) >= self.max_buffered_lines:
             self._write(name)
 
+    @property
+    def current_epoch(self) -> int | None:
+        """The epoch being logged (after `end_epoch(n)`: n + 1); None before any log."""
+        return self._epoch
+
     def end_epoch(self, epoch: int) -> None:
         """Write and close every file of `epoch`; the next epoch is `epoch + 1`."""
         check_epoch(epoch)
@@ -236,6 +241,7 @@ class FileMetricLogger(MetricLogger):
             CheckpointError: if a file has fewer lines than `positions` says it committed.
         """
         epoch, lines = check_positions(positions)
+        self.revision += 1
         self._close_files()
         stems = {metric_file_stem(name): name for name in lines}
         directory = self.epoch_directory(epoch)

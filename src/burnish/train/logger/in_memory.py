@@ -42,6 +42,11 @@ class InMemoryMetricLogger(MetricLogger):
         lines = self.values.setdefault(name, {}).setdefault(epoch, [])
         lines.extend(serialize_entry(entry) for entry in entries)
 
+    @property
+    def current_epoch(self) -> int | None:
+        """The epoch being logged (after `end_epoch(n)`: n + 1); None before any log."""
+        return self._epoch
+
     def end_epoch(self, epoch: int) -> None:
         """Mark `epoch` as done; the next epoch is `epoch + 1`."""
         self._epoch = check_epoch(epoch) + 1
@@ -69,6 +74,7 @@ class InMemoryMetricLogger(MetricLogger):
             ValueError: if `positions` is malformed or lists more lines than were logged.
         """
         epoch, lines = check_positions(positions)
+        self.revision += 1
         for name, count in lines.items():
             logged = len(self.values.get(name, {}).get(epoch, []))
             if count > logged:
