@@ -1,0 +1,50 @@
+"""AUROC: the O(n log n) count against sklearn, ties, single-class batches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sklearn.metrics import roc_auc_score
+
+from burnish.train.metric import AurocInput, AurocMetric
+from burnish.train.metric.auroc import binary_auroc
+from tests.train.metric.common import metadata
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_binary_auroc_matches_sklearn_with_ties(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(0, 6, size=40) / 5.0  # many ties
+    labels = rng.integers(0, 2, size=40)
+    labels[:2] = [0, 1]
+    auroc = binary_auroc(torch.tensor(scores), torch.tensor(labels) == 1)
+    assert float(auroc) == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("outputs", "expected"),
+    [  # burn-train auroc.rs tests
+        ([[0.1, 0.9], [0.7, 0.3], [0.6, 0.4], [0.2, 0.8]], 100.0),
+        ([[0.0, 1.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]], 100.0),
+        ([[0.5, 0.5]] * 4, 50.0),  # all tied
+    ],
+)
+def test_burn_fixtures(outputs, expected: float) -> None:
+    metric = AurocMetric()
+    metric.update(AurocInput(torch.tensor(outputs), torch.tensor([1, 0, 0, 1])), metadata())
+    assert float(metric.value()) == pytest.approx(expected)
+
+
+def test_a_single_class_batch_is_skipped() -> None:
+    metric = AurocMetric()
+    outputs = torch.tensor([[0.1, 0.9], [0.7, 0.3], [0.2, 0.8], [0.6, 0.4]])
+    metric.update(AurocInput(outputs, torch.tensor([0, 1, 1, 0])), metadata())  # 25 %
+    entry = metric.update(AurocInput(outputs, torch.ones(4, dtype=torch.long)), metadata(2))
+    assert torch.isnan(entry.value)
+    assert float(metric.value()) == pytest.approx(25.0)
+
+
+def test_only_binary_outputs_are_accepted() -> None:
+    with pytest.raises(ValueError, match=r"binary classification only.*\[4, 3\]"):
+        AurocMetric().update(AurocInput(torch.zeros(4, 3), torch.zeros(4)), metadata())

@@ -1,0 +1,119 @@
+"""Precision, recall and F-beta on Burn's fixtures, with the closed forms of Burn's tests."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from burnish.train.metric import (
+    ClassReduction,
+    ConfusionStatsInput,
+    FBetaScoreMetric,
+    PrecisionMetric,
+    RecallMetric,
+)
+from tests.train.metric.common import (
+    BINARY_SCORES,
+    BINARY_TARGETS,
+    MULTICLASS_SCORES,
+    MULTICLASS_TARGETS,
+    MULTILABEL_SCORES,
+    MULTILABEL_TARGETS,
+    metadata,
+)
+
+BINARY = ConfusionStatsInput(BINARY_SCORES, BINARY_TARGETS.bool())
+MULTICLASS = ConfusionStatsInput(MULTICLASS_SCORES, MULTICLASS_TARGETS.bool())
+MULTILABEL = ConfusionStatsInput(MULTILABEL_SCORES, MULTILABEL_TARGETS.bool())
+
+
+def _value(metric, data) -> float:
+    metric.update(data, metadata())
+    return float(metric.value())
+
+
+@pytest.mark.parametrize(
+    ("metric", "data", "expected"),
+    [
+        (PrecisionMetric.binary(0.5), BINARY, 0.5),
+        (PrecisionMetric.multiclass(1, ClassReduction.Micro), MULTICLASS, 3 / 5),
+        (PrecisionMetric.multiclass(2, "micro"), MULTICLASS, 4 / 10),
+        (PrecisionMetric.multiclass(1, "macro"), MULTICLASS, (0.5 + 0.5 + 1.0) / 3),
+        (PrecisionMetric.multiclass(2, "macro"), MULTICLASS, (0.5 + 1 / 4 + 0.5) / 3),
+        (PrecisionMetric.multilabel(0.5, "micro"), MULTILABEL, 5 / 8),
+        (PrecisionMetric.multilabel(0.5, "macro"), MULTILABEL, (2 / 3 + 2 / 3 + 0.5) / 3),
+        (RecallMetric.binary(0.5), BINARY, 0.5),
+        (RecallMetric.multiclass(1, "micro"), MULTICLASS, 3 / 5),
+        (RecallMetric.multiclass(2, "micro"), MULTICLASS, 4 / 5),
+        (RecallMetric.multiclass(1, "macro"), MULTICLASS, (0.5 + 1.0 + 0.5) / 3),
+        (RecallMetric.multiclass(2, "macro"), MULTICLASS, (1.0 + 1.0 + 0.5) / 3),
+        (RecallMetric.multilabel(0.5, "micro"), MULTILABEL, 5 / 9),
+        (RecallMetric.multilabel(0.5, "macro"), MULTILABEL, (0.5 + 1.0 + 1 / 3) / 3),
+        (FBetaScoreMetric.binary(1.0, 0.5), BINARY, 0.5),
+        (FBetaScoreMetric.binary(2.0, 0.5), BINARY, 0.5),
+        (FBetaScoreMetric.multiclass(1.0, 1, "micro"), MULTICLASS, 3 / 5),
+        (FBetaScoreMetric.multiclass(1.0, 2, "micro"), MULTICLASS, 2 / (5 / 4 + 10 / 4)),
+        (FBetaScoreMetric.multiclass(1.0, 1, "macro"), MULTICLASS, (0.5 + 2 / 3 + 2 / 3) / 3),
+        (FBetaScoreMetric.multiclass(1.0, 2, "macro"), MULTICLASS, (2 / 3 + 2 / 5 + 0.5) / 3),
+        (FBetaScoreMetric.multiclass(2.0, 1, "micro"), MULTICLASS, 3 / 5),
+        (FBetaScoreMetric.multiclass(2.0, 2, "micro"), MULTICLASS, 20 / 30),
+        (FBetaScoreMetric.multiclass(2.0, 1, "macro"), MULTICLASS, (0.5 + 5 / 6 + 5 / 9) / 3),
+        (FBetaScoreMetric.multiclass(2.0, 2, "macro"), MULTICLASS, (5 / 6 + 5 / 8 + 0.5) / 3),
+        (FBetaScoreMetric.multilabel(1.0, 0.5, "micro"), MULTILABEL, 2 / (9 / 5 + 8 / 5)),
+        (
+            FBetaScoreMetric.multilabel(1.0, 0.5, "macro"),
+            MULTILABEL,
+            (2 / (2 + 3 / 2) + 2 / (1 + 3 / 2) + 2 / (3 + 2)) / 3,
+        ),
+        (FBetaScoreMetric.multilabel(2.0, 0.5, "micro"), MULTILABEL, 5 / (4 * 9 / 5 + 8 / 5)),
+        (
+            FBetaScoreMetric.multilabel(2.0, 0.5, "macro"),
+            MULTILABEL,
+            (5 / (8 + 3 / 2) + 5 / (4 + 3 / 2) + 5 / (12 + 2)) / 3,
+        ),
+    ],
+    ids=lambda v: v.name if hasattr(v, "name") else None,
+)
+def test_burn_fixtures(metric, data, expected: float) -> None:
+    assert _value(metric, data) == pytest.approx(100 * expected)
+
+
+def test_default_is_binary_at_half_with_macro() -> None:
+    assert PrecisionMetric().name == PrecisionMetric.binary(0.5).name
+    assert PrecisionMetric().name == "Precision @ Threshold(0.5) [Macro]"
+
+
+def test_names_are_burns_and_unique_per_setting() -> None:
+    assert RecallMetric.multiclass(2, "micro").name == "Recall @ TopK(2) [Micro]"
+    assert FBetaScoreMetric.multilabel(1.0).name == "FBetaScore (1) @ Threshold(0.5) [Macro]"
+    names = {
+        PrecisionMetric.multiclass(1).name,
+        PrecisionMetric.multiclass(2).name,
+        PrecisionMetric.binary(0.75).name,
+        PrecisionMetric.binary(0.5).name,
+    }
+    assert len(names) == 4
+
+
+def test_a_batch_with_no_predicted_positive_is_skipped() -> None:
+    metric = PrecisionMetric.binary(0.5)
+    metric.update(BINARY, metadata())  # 50 %
+    nothing = ConfusionStatsInput(torch.zeros(3, 1), torch.ones(3, 1, dtype=torch.bool))
+    entry = metric.update(nothing, metadata(2))
+    assert torch.isnan(entry.value)
+    assert float(metric.value()) == 50.0
+
+
+def test_invalid_settings_are_explained() -> None:
+    with pytest.raises(ValueError, match="a `threshold` or a `top_k`, not both"):
+        PrecisionMetric(threshold=0.5, top_k=1)
+    with pytest.raises(ValueError, match=r"`top_k` must be >= 1. Received: top_k=0"):
+        RecallMetric.multiclass(0)
+    with pytest.raises(ValueError, match=r"`beta` must be > 0. Received: beta=0"):
+        FBetaScoreMetric.binary(0)
+    with pytest.raises(ValueError, match="'average'"):
+        PrecisionMetric.multiclass(1, "average")
+    with pytest.raises(ValueError, match="same shape"):
+        PrecisionMetric().update(ConfusionStatsInput(torch.zeros(3, 2), BINARY.targets), None)
+    with pytest.raises(ValueError, match="top_k=4 exceeds the number of classes"):
+        PrecisionMetric.multiclass(4).update(MULTICLASS, metadata())
