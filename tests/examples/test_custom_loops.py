@@ -1,0 +1,30 @@
+"""The custom-loop examples run end to end on a slice of the real MNIST (short settings)."""
+
+from __future__ import annotations
+
+import re
+
+from examples import custom_training_loop, multiple_optimizers
+
+
+def test_custom_training_loop_prints_burn_lines_and_learns(capsys):
+    accuracy = custom_training_loop.main(
+        ["--epochs", "2", "--limit", "384", "--workers", "0", "--print-every", "4"]
+    )
+    out = capsys.readouterr().out
+    train = re.findall(r"\[Train - Epoch (\d) - Iteration (\d+)\] Loss ([\d.]+) \| Accuracy", out)
+    valid = re.findall(r"\[Valid - Epoch (\d) - Iteration (\d+)\] Loss", out)
+    assert len(train) == 2 * 6 and len(valid) == 2 * 6  # 384 items / 64 per batch, 2 epochs
+    assert [int(i) for e, i, _ in train if e == "2"] == list(range(6))
+    first, last = float(train[0][2]), float(train[-1][2])
+    assert last < first  # it learns
+    assert "[Valid - Epoch 2] Test accuracy" in out and 0.0 <= accuracy <= 100.0
+
+
+def test_multiple_optimizers_example(capsys):
+    accuracy = multiple_optimizers.main(["--limit", "640", "--two-optimizers"])
+    out = capsys.readouterr().out
+    assert re.search(r"\[Epoch 1\] train loss [\d.]+ \| test accuracy [\d.]+ %", out)
+    assert "optimizer state: ['conv1.bias', 'conv1.weight', 'conv2.bias'" in out
+    assert "second optimizer state: ['linear2.bias', 'linear2.weight']" in out
+    assert accuracy > 30.0  # well above chance (10 %) after 10 iterations
