@@ -19,7 +19,10 @@ __all__ = [
 class PrecisionSettings:
     """The float and int element types a recorder stores tensors with.
 
-    Floating-point tensors are cast to `float_dtype` when recorded. Integer tensors wider than
+    Floating-point tensors are cast to `float_dtype` when recorded, except a tensor whose
+    finite values would overflow it to inf, which keeps its own dtype (values below the
+    type's smallest normal number do lose precision, or become zero: half precision suits
+    model weights, not optimizer second moments). Integer tensors wider than
     `int_dtype` are narrowed to it when every value fits and kept at their own width otherwise
     (a record never wraps an integer). Bool tensors are stored as bools. Loading restores every
     tensor to the dtype it had when recorded, so any precision loads into any model.

@@ -88,12 +88,22 @@ def _leaf(tensor: torch.Tensor, settings: PrecisionSettings | None, path: str) -
     if settings is None:
         data = data.to("cpu")
     elif data.is_floating_point():
-        data = data.to(device="cpu", dtype=settings.float_dtype)
+        data = _narrow_float(data.to("cpu"), settings.float_dtype)
     else:
         data = data.to("cpu")
         if _fits_narrower(data, settings.int_dtype):
             data = data.to(settings.int_dtype)
     return TensorLeaf(data.contiguous(), source)
+
+
+def _narrow_float(data: torch.Tensor, float_dtype: torch.dtype) -> torch.Tensor:
+    """Cast to `float_dtype`, unless that would turn finite values into inf (keep them then)."""
+    cast = data.to(float_dtype)
+    if float_dtype.itemsize >= data.dtype.itemsize or data.numel() == 0:
+        return cast
+    if int(torch.isinf(cast).sum()) != int(torch.isinf(data).sum()):
+        return data
+    return cast
 
 
 def _fits_narrower(data: torch.Tensor, int_dtype: torch.dtype) -> bool:
