@@ -63,8 +63,8 @@ def rmsprop(param, grads, alpha, momentum, epsilon, centered, penalty=0.0):
         square = grad**2 * (1 - alpha) if square is None else square * alpha + grad**2 * (1 - alpha)
         avg = square
         if centered:
-            grad_avg = grad * (1 - alpha) if grad_avg is None else grad_avg * alpha + grad * (
-                1 - alpha
+            grad_avg = (
+                grad * (1 - alpha) if grad_avg is None else grad_avg * alpha + grad * (1 - alpha)
             )
             avg = square - grad_avg**2
         grad = grad / (np.sqrt(avg) + epsilon)
