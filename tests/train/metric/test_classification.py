@@ -85,6 +85,7 @@ def test_default_is_binary_at_half_with_macro() -> None:
 
 def test_names_are_burns_and_unique_per_setting() -> None:
     assert RecallMetric.multiclass(2, "micro").name == "Recall @ TopK(2) [Micro]"
+    assert RecallMetric.multiclass(2, "Micro").class_reduction is ClassReduction.MICRO
     assert FBetaScoreMetric.multilabel(1.0).name == "FBetaScore (1) @ Threshold(0.5) [Macro]"
     names = {
         PrecisionMetric.multiclass(1).name,
@@ -111,7 +112,7 @@ def test_invalid_settings_are_explained() -> None:
         RecallMetric.multiclass(0)
     with pytest.raises(ValueError, match=r"`beta` must be > 0. Received: beta=0"):
         FBetaScoreMetric.binary(0)
-    with pytest.raises(ValueError, match="'average'"):
+    with pytest.raises(ValueError, match=r"`class_reduction` must be .*Received: .*'average'"):
         PrecisionMetric.multiclass(1, "average")
     with pytest.raises(ValueError, match="same shape"):
         PrecisionMetric().update(ConfusionStatsInput(torch.zeros(3, 2), BINARY.targets), None)

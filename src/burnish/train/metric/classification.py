@@ -76,6 +76,16 @@ class _DecisionRule:
         return torch.zeros_like(scores, dtype=torch.bool).scatter_(1, best, True)
 
 
+def _class_reduction(value: ClassReduction | str) -> ClassReduction:
+    try:
+        return ClassReduction(value.lower() if isinstance(value, str) else value)
+    except ValueError:
+        raise ValueError(
+            "`class_reduction` must be ClassReduction.MICRO or ClassReduction.MACRO (or "
+            f"'micro' / 'macro'). Received: class_reduction={value!r}."
+        ) from None
+
+
 def _rust_float(value: float | None) -> str:
     text = repr(float(value))
     return text[:-2] if text.endswith(".0") else text
@@ -84,7 +94,7 @@ def _rust_float(value: float | None) -> str:
 def _counts(
     data: ConfusionStatsInput, rule: _DecisionRule, reduction: ClassReduction, metric: str
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """True positives, false positives, false negatives: per class (macro) or pooled (micro)."""
+    """True positives, predicted positives and positives: per class (macro) or pooled (micro)."""
     scores, truth = data.predictions, data.targets
     if scores.ndim != 2 or truth.shape != scores.shape:
         raise ValueError(
@@ -97,13 +107,10 @@ def _counts(
             f"{metric}: top_k={rule.top_k} exceeds the number of classes. Received: "
             f"predictions with {scores.shape[1]} classes. Use top_k <= {scores.shape[1]}."
         )
-    predicted = rule.predict(scores)
-    truth = truth.bool()
-    dims = (0, 1) if reduction is ClassReduction.MICRO else (0,)
-    true_pos = (predicted & truth).sum(dim=dims).double()
-    false_pos = (predicted & ~truth).sum(dim=dims).double()
-    false_neg = (~predicted & truth).sum(dim=dims).double()
-    return true_pos, false_pos, false_neg
+    predicted, truth = rule.predict(scores), truth.bool()
+    dims = (1, 2) if reduction is ClassReduction.MICRO else (1,)
+    counts = torch.stack((predicted & truth, predicted, truth)).sum(dim=dims).double()
+    return counts[0], counts[1], counts[2]
 
 
 _M = TypeVar("_M", bound="_ConfusionMetric")
@@ -134,7 +141,7 @@ class _ConfusionMetric(StatefulNumeric):
         if top_k is not None and top_k < 1:
             raise ValueError(f"`top_k` must be >= 1. Received: top_k={top_k}.")
         self.rule = _DecisionRule(0.5 if threshold is None and top_k is None else threshold, top_k)
-        self.class_reduction = ClassReduction(class_reduction)
+        self.class_reduction = _class_reduction(class_reduction)
         reduction = self.class_reduction.name.title()
         self.name = f"{self._title} @ {self.rule} [{reduction}]"
 
@@ -159,7 +166,7 @@ class _ConfusionMetric(StatefulNumeric):
         """Every class with `score > threshold` is predicted."""
         return cls(threshold=threshold, class_reduction=class_reduction)
 
-    def _ratio(self, true_pos, false_pos, false_neg) -> torch.Tensor:  # pragma: no cover
+    def _ratio(self, true_pos, predicted_pos, pos) -> torch.Tensor:  # pragma: no cover
         raise NotImplementedError
 
     @torch.no_grad()
@@ -183,8 +190,8 @@ class PrecisionMetric(_ConfusionMetric):
 
     _title = "Precision"
 
-    def _ratio(self, true_pos, false_pos, false_neg) -> torch.Tensor:
-        return true_pos / (true_pos + false_pos)
+    def _ratio(self, true_pos, predicted_pos, pos) -> torch.Tensor:
+        return true_pos / predicted_pos
 
 
 class RecallMetric(_ConfusionMetric):
@@ -192,8 +199,8 @@ class RecallMetric(_ConfusionMetric):
 
     _title = "Recall"
 
-    def _ratio(self, true_pos, false_pos, false_neg) -> torch.Tensor:
-        return true_pos / (true_pos + false_neg)
+    def _ratio(self, true_pos, predicted_pos, pos) -> torch.Tensor:
+        return true_pos / pos
 
 
 class FBetaScoreMetric(_ConfusionMetric):
@@ -246,7 +253,7 @@ class FBetaScoreMetric(_ConfusionMetric):
         """Every class with `score > threshold` is predicted."""
         return cls(beta, threshold=threshold, class_reduction=class_reduction)
 
-    def _ratio(self, true_pos, false_pos, false_neg) -> torch.Tensor:
+    def _ratio(self, true_pos, predicted_pos, pos) -> torch.Tensor:
+        # (1 + b²) tp / ((1 + b²) tp + b² fn + fp), with fn = pos - tp and fp = pred - tp
         beta_sq = self.beta**2
-        scaled = (1.0 + beta_sq) * true_pos
-        return scaled / (scaled + beta_sq * false_neg + false_pos)
+        return (1.0 + beta_sq) * true_pos / (beta_sq * pos + predicted_pos)
