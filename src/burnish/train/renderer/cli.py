@@ -63,7 +63,7 @@ class CliMetricsRenderer(MetricsRenderer):
         self._clock = clock
         self._deadline = math.inf
         self._calls = 0
-        self._next_call = 1
+        self._next_call = 1 if every_percent is not None else math.inf
         self._last_items: tuple[tuple[str, int], int, int] | None = None
         self._next_percent: dict[tuple[str, int], float] = {}
         self._phase_started = 0.0
@@ -115,7 +115,8 @@ class CliMetricsRenderer(MetricsRenderer):
         parts += [f"{name} {format_value(value)}" for name, value in values.items()]
         self._print(" | ".join(parts))
         self._phase_started = now
-        self._next_call = self._calls + 1  # look at the first iteration of the next phase
+        if self.every_percent is not None:
+            self._next_call = self._calls + 1  # look at the first iteration of the next phase
         self._last_items = None
 
     def close(self) -> None:

@@ -20,13 +20,13 @@ class SplitState:
     Attributes:
         progress: The latest progress, None before the split first ran.
         numeric: Metric name -> `(current, running)`; after `end_epoch` the running value is
-            the epoch's final value.
+            the epoch's final value (current is None when no batch value was seen).
         text: Text metric name -> formatted value.
         epoch_done: The last epoch that ended for this split (0 if none).
     """
 
     progress: TrainingProgress | None = None
-    numeric: dict[str, tuple[float, float]] = field(default_factory=dict)
+    numeric: dict[str, tuple[float | None, float]] = field(default_factory=dict)
     text: dict[str, str] = field(default_factory=dict)
     epoch_done: int = 0
 
@@ -71,7 +71,7 @@ class DashboardState:
         state = self.splits[split]
         state.epoch_done = epoch
         for name, value in values.items():
-            current = state.numeric.get(name, (value, value))[0]
+            current = state.numeric.get(name, (None, value))[0]
             state.numeric[name] = (current, value)
             if name not in self.history.names:
                 self.history.names.append(name)

@@ -61,7 +61,8 @@ def metrics_panel(state: DashboardState) -> Panel:
         cells = []
         for split in ("train", "valid"):
             values = state.splits[split].numeric.get(name)
-            cells += [format_value(v) for v in values] if values else ["-", "-"]
+            values = values or (None, None)
+            cells += ["-" if value is None else format_value(value) for value in values]
         table.add_row(name, *cells)
     parts: list[RenderableType] = [table]
     for name in state.text_names():
@@ -78,9 +79,9 @@ def metrics_panel(state: DashboardState) -> Panel:
 def status_panel(state: DashboardState) -> Panel:
     """Mode, epoch, iteration, items and elapsed time; the stop reason while stopping."""
     progress = state.splits[state.mode].progress
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(style="bold yellow", no_wrap=True)
-    grid.add_column(overflow="ellipsis", no_wrap=True)
+    grid = Table.grid(padding=(0, 1), expand=True)
+    grid.add_column(style="bold yellow", no_wrap=True, width=9)
+    grid.add_column(overflow="ellipsis", no_wrap=True, ratio=1)
     grid.add_row("Mode", MODE_LABELS[state.mode] + (" (finished)" if state.finished else ""))
     if progress is None:
         grid.add_row("Epoch", f"-/{state.num_epochs}")

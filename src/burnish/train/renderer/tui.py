@@ -140,6 +140,7 @@ class TuiMetricsRenderer(MetricsRenderer):
         try:
             if self._error is None and self._state is not None:
                 with self._lock:
+                    self._sync_stop(self._state)
                     self._state.finished = True
                     screen = build_dashboard(self._state)
                 live.update(screen, refresh=True)
@@ -155,6 +156,14 @@ class TuiMetricsRenderer(MetricsRenderer):
                 atexit.unregister(self.close)
         if self._error is not None:
             warnings.warn(f"The dashboard stopped drawing:\n{self._error}", stacklevel=2)
+
+    def _sync_stop(self, state: DashboardState) -> bool:
+        """Show a stop request (from `q`, Ctrl-C or the learner); returns whether it is new."""
+        interrupter = self._interrupter
+        if interrupter is None or not interrupter.should_stop() or state.stopping is not None:
+            return False
+        state.stopping = interrupter.reason or "stop requested"
+        return True
 
     def _excepthook(self, exc_type, exc, tb) -> None:
         self.close()
@@ -185,9 +194,7 @@ class TuiMetricsRenderer(MetricsRenderer):
             interrupter.stop(STOP_REASON)
         with self._lock:
             changed = any([state.on_key(key) for key in keys])
-            if interrupter.should_stop() and state.stopping is None:
-                state.stopping = interrupter.reason or "stop requested"
-                changed = True
+            changed = self._sync_stop(state) or changed
             redraw = (
                 changed
                 or (self._dirty and since_draw >= self._interval)

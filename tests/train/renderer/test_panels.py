@@ -1,0 +1,92 @@
+import re
+
+from rich.console import Console
+
+from burnish.train.renderer import RenderSnapshot, TrainingProgress
+from burnish.train.renderer.dashboard import DashboardState
+from burnish.train.renderer.panels import build_dashboard, metrics_panel, status_panel
+from tests.train.renderer.helpers import FakeClock
+
+
+def screen(renderable, width: int = 120, height: int = 40) -> str:
+    console = Console(record=True, width=width, height=height, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+def trained_state() -> DashboardState:
+    """Two epochs of train and valid, then the third epoch a fifth done."""
+    clock = FakeClock()
+    state = DashboardState(5, clock)
+    for epoch in (1, 2):
+        for i in range(1, 51):
+            clock.now += 1.0
+            progress = TrainingProgress(epoch, 5, i, i * 32, 1600)
+            loss = 2.0 / (epoch + i / 50)
+            numeric = {"Loss": (loss, loss + 0.1), "Accuracy": (40.0 + 10 * epoch + i / 5, 45.0)}
+            state.update(RenderSnapshot("train", progress, numeric, {"Speed": "12.5 iter/s"}))
+        state.end_epoch("train", epoch, {"Loss": 1.25, "Accuracy": 55.5})
+        for i in range(1, 11):
+            progress = TrainingProgress(epoch, 5, i, i * 32, 320)
+            state.update(RenderSnapshot("valid", progress, {"Loss": (1.5, 1.5)}))
+        state.end_epoch("valid", epoch, {"Loss": 1.375, "Accuracy": 53.25})
+    numeric = {"Loss": (0.31241, 0.5), "Accuracy": (81.0, 80.5)}
+    state.update(RenderSnapshot("train", TrainingProgress(3, 5, 10, 320, 1600), numeric))
+    return state
+
+
+def test_dashboard_shows_every_panel():
+    text = screen(build_dashboard(trained_state()))
+    lines = text.splitlines()
+    assert len(lines) == 40 and max(len(line) for line in lines) <= 120
+    for title in ("Metrics", "Status", "Controls", "Progress", "Plot: Loss (full history)"):
+        assert f"─ {title} ─" in text
+    assert re.search(r"Metric\s+batch\s+epoch\s+batch\s+epoch", text)
+    assert re.search(r"Loss\s+0\.31241\s+0\.5\s+1\.5\s+1\.375", text)  # train now, valid done
+    assert re.search(r"Accuracy\s+81\s+80\.5\s+-\s+53\.25", text)
+    assert "Speed: Train 12.5 iter/s" in text
+    assert re.search(r"Mode\s+Training", text)
+    assert re.search(r"Epoch\s+3/5", text)
+    assert re.search(r"Iteration\s+10", text)
+    assert re.search(r"Items\s+320/1600 \(20%\)", text)
+    assert re.search(r"Elapsed\s+1 min", text)
+    assert re.search(r"44\.0% \(ETA \d+ (sec|min)s?\)", text)  # 2.2 of 5 epochs
+    assert "← → ↑ ↓" not in text and "q stop" in text
+    assert "━━ Train" in text and "━━ Valid" in text
+    assert re.search(r"[\u2801-\u28ff]", text)
+
+
+def test_keys_switch_the_plotted_metric_and_the_history_kind():
+    state = trained_state()
+    assert state.on_key("right")
+    assert "Plot: Accuracy (full history)" in screen(build_dashboard(state))
+    assert state.on_key("right")  # wraps around
+    assert state.selected_name == "Loss"
+    assert state.on_key("left")
+    assert state.selected_name == "Accuracy"
+    assert state.on_key("up")
+    text = screen(build_dashboard(state))
+    assert "Plot: Accuracy (current epoch)" in text
+    assert "fraction of the current epoch" in text
+    assert not state.on_key("q")  # not a navigation key
+
+
+def test_stopping_and_validation_are_shown():
+    state = trained_state()
+    state.update(RenderSnapshot("valid", TrainingProgress(3, 5, 2, 64, 320), {"Loss": (1, 1)}))
+    state.stopping = "Training stopped by the user (q)"
+    text = screen(build_dashboard(state))
+    assert re.search(r"Mode\s+Validating", text)
+    assert re.search(r"Items\s+64/320 \(20%\)", text)
+    assert re.search(r"Stopping\s+Training stopped by the user \(q\)", text)
+    assert "(stopping...)" in text
+
+
+def test_panels_before_any_value():
+    state = DashboardState(3, FakeClock())
+    text = screen(build_dashboard(state), width=80, height=24)
+    assert "waiting for metrics..." in text
+    assert re.search(r"Epoch\s+-/3", text)
+    assert "0.0% (ETA ---)" in text
+    assert "Metric" in screen(metrics_panel(state), width=60, height=10)
+    assert "Mode" in screen(status_panel(state), width=60, height=10)
