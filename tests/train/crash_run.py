@@ -97,9 +97,9 @@ def main() -> None:
     model = Mlp(dropout=0.2)
     optim = AdamConfig().init()
     learner = (
-        builder(args.artifact_dir, epochs=3, recorder=DefaultRecorder())
-        .renderer(CliMetricsRenderer(stream=open(os.devnull, "w")))
-        .checkpoint_every(4)
+        builder(args.artifact_dir, epochs=4, recorder=DefaultRecorder())
+        .renderer(CliMetricsRenderer(file=open(os.devnull, "w")))
+        .checkpoint_every(3)
         .deterministic()
         .resume()
         .build(model, optim, 1e-3)

@@ -96,11 +96,12 @@ def test_sigkill_anywhere_then_resume_is_bit_identical(reference, tmp_path):
     rng = random.Random(20261122)
     # Self-kills at the n-th fsync/rename/write land inside checkpoint and log commits;
     # a resumed process has less left to do, so n is drawn from the first part of a run.
-    kills: list = [["--kill-at-io", str(rng.randint(1, max(2, io_calls // 3)))] for _ in range(16)]
-    kills += [rng.uniform(1.0, 5.0) for _ in range(6)]  # timed kills from outside
+    kills: list = [["--kill-at-io", str(rng.randint(1, io_calls // 12))] for _ in range(18)]
+    for position in (2, 6, 10, 14, 18, 22):  # timed kills from outside, between the others
+        kills.insert(position, rng.uniform(1.5, 4.0))
     killed = resume_until_done(tmp_path / "artifacts", tmp_path / "final.pt", kills)
-    assert killed >= 12, f"only {killed} kills landed"
     assert_same_run(reference_dir, reference_out, tmp_path / "artifacts", tmp_path / "final.pt")
+    assert killed >= 20, f"only {killed} of {len(kills)} kills landed before the run finished"
 
 
 def test_kill_during_validation_then_resume_is_bit_identical(reference, tmp_path):
@@ -113,7 +114,7 @@ def test_kill_during_validation_then_resume_is_bit_identical(reference, tmp_path
 def test_kill_with_two_workers_then_resume_is_bit_identical(reference, tmp_path):
     reference_dir, reference_out, io_calls = reference
     rng = random.Random(7)
-    kills = [["--kill-at-io", str(rng.randint(1, max(2, io_calls // 3)))] for _ in range(3)]
+    kills = [["--kill-at-io", str(rng.randint(1, io_calls // 12))] for _ in range(3)]
     killed = resume_until_done(
         tmp_path / "artifacts", tmp_path / "final.pt", kills, "--workers", "2"
     )

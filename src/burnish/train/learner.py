@@ -142,7 +142,7 @@ class Learner:
     def _valid_epoch(self, loader: Any, epoch: int) -> bool:
         """Run validation on `model.valid()`; False if interrupted (the epoch is redone)."""
         self._loader_records[_VALID] = _loader_record(loader)
-        self._valid_start = self.processor.splits[_VALID].logger.positions()
+        self._valid_start = self.processor.splits[_VALID].logger.positions(epoch)
         model = valid(self.model)
         total = len(loader)
         with torch.no_grad():
@@ -201,7 +201,10 @@ class Learner:
             },
             "rng": rng_record(),
             "metrics": self.processor.to_record(),
-            "loggers": {s: state.logger.positions() for s, state in self.processor.splits.items()},
+            "loggers": {
+                split: state.logger.positions(self.position.epoch)
+                for split, state in self.processor.splits.items()
+            },
             "early_stopping": _record_of(self.options.early_stopping),
             "checkpointing_strategy": _record_of(self.options.checkpointing_strategy),
             "accumulator": self.accumulator.to_record() if self.accumulated else None,

@@ -1,5 +1,6 @@
-"""Checkpointing: when to save and delete epoch checkpoints."""
+"""Checkpointing: atomic checkpoint directories, and when to save and delete them."""
 
+from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
 from burnish.train.checkpoint.strategy import (
     CheckpointingAction,
     CheckpointingStrategy,
@@ -11,6 +12,8 @@ from burnish.train.checkpoint.strategy import (
 )
 
 __all__ = [
+    "CheckpointId",
+    "FileCheckpointer",
     "CheckpointingAction",
     "CheckpointingStrategy",
     "ComposedCheckpointingStrategy",
