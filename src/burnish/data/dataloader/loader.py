@@ -37,8 +37,9 @@ class DataLoader(Generic[O]):
     give the same batches and each epoch is reshuffled. The last batch may be smaller.
 
     Batches are produced by a `torch.utils.data.DataLoader` (worker processes, prefetching,
-    pinned memory for CUDA devices); with workers the result equals `num_workers=0` batch for
-    batch, and worker RNGs (`random`, NumPy, torch) are seeded from `(seed, epoch)`.
+    pinned memory for CUDA devices). Worker RNGs (`random`, NumPy, torch) are seeded from
+    `(seed, epoch)`, so with a deterministic batcher the batches equal those of
+    `num_workers=0`, and with a random one they are reproducible. See README.md beside this file.
 
     Exact resume: `to_record()` holds the epoch counter; after `load_record(record)`,
     `iter(skip=k)` yields the batches `k, k+1, ...` of the epoch a fresh `iter()` would run,
