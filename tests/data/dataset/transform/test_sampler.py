@@ -1,3 +1,4 @@
+import pickle
 from collections import Counter
 
 import pytest
@@ -47,3 +48,9 @@ def test_seeded_draws_are_reproducible():
     second = list(SamplerDataset(InMemDataset(range(100)), 30, seed=5))
     assert first == second
     assert first != list(SamplerDataset(InMemDataset(range(100)), 30, seed=6))
+
+
+def test_pickles_for_spawned_workers():
+    sampler = SamplerDataset(InMemDataset(range(100)), 30, seed=5)
+    copy = pickle.loads(pickle.dumps(sampler))
+    assert list(copy) == list(sampler)

@@ -89,6 +89,15 @@ class SamplerDataset(Dataset[I], Generic[I]):
     def __len__(self) -> int:
         return self.size
 
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        del state["_lock"]  # locks do not pickle (spawned loader workers)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def _next_index(self) -> int:
         with self._lock:
             if self.replacement:
