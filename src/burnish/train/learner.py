@@ -202,7 +202,7 @@ class Learner:
             "rng": rng_record(),
             "metrics": self.processor.to_record(),
             "loggers": {
-                split: state.logger.positions(self.position.epoch)
+                split: state.logger.positions(self._log_epoch(split))
                 for split, state in self.processor.splits.items()
             },
             "early_stopping": _record_of(self.options.early_stopping),
@@ -210,6 +210,11 @@ class Learner:
             "accumulator": self.accumulator.to_record() if self.accumulated else None,
             "accumulated": self.accumulated,
         }
+
+    def _log_epoch(self, split: str) -> int:
+        """The epoch a split's log continues with: the next one once the split has ended."""
+        ended = {_TRAIN: (_VALID, "done"), _VALID: ("done",)}[split]
+        return self.position.epoch + (self.position.phase in ended)
 
     def _records(self) -> dict[str, Any]:
         return {
