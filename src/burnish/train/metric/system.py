@@ -149,8 +149,8 @@ class CudaMetric(Metric):
             try:  # NVML: device-wide, like nvidia-smi; no CUDA context is created
                 used_gb = torch.cuda.device_memory_used(index) / 1e9
                 usage = f" - Usage {torch.cuda.utilization(index)}%"
-            except (ImportError, ModuleNotFoundError, RuntimeError):
+            except Exception:  # no nvidia-ml-py, driver or permission: this process's view
                 used_gb = torch.cuda.memory_reserved(index) / 1e9
-                usage = ""
+                usage = " (reserved by this process)"
             parts.append(f"GPU #{index} - Memory {used_gb:.2f}/{total_gb:.2f} GB{usage}")
         return " | ".join(parts) if parts else "Unavailable"
