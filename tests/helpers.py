@@ -25,5 +25,6 @@ def assert_close(actual, expected, atol: float = 1e-6, rtol: float = 1e-6) -> No
         for a, e in zip(actual, expected):
             assert_close(a, e, atol, rtol)
     else:
-        torch.testing.assert_close(torch.as_tensor(actual), torch.as_tensor(expected),
-                                   atol=atol, rtol=rtol)
+        torch.testing.assert_close(
+            torch.as_tensor(actual), torch.as_tensor(expected), atol=atol, rtol=rtol
+        )

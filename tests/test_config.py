@@ -65,7 +65,11 @@ def test_mutable_defaults_are_not_shared():
 
 def test_save_load_round_trip_with_every_kind_of_field(tmp_path):
     cfg = ModelConfig(
-        10, 64, activation=Activation.GELU, kernel=(5, 1), pad_tokens=[0, 1],
+        10,
+        64,
+        activation=Activation.GELU,
+        kernel=(5, 1),
+        pad_tokens=[0, 1],
         schedule=OtherInnerConfig(0.7),
     )
     path = cfg.save(tmp_path / "nested" / "config.json")
@@ -90,7 +94,10 @@ def _write(tmp_path, data) -> str:
     [
         ({"num_classes": 1, "hidden_size": 2, "dropuot": 0.1}, r"Unknown field `dropuot`"),
         ({"num_classes": 1}, r"Missing required field `hidden_size`.*int"),
-        ({"num_classes": "ten", "hidden_size": 2}, r"`num_classes`: expected int, received \"ten\""),
+        (
+            {"num_classes": "ten", "hidden_size": 2},
+            r"`num_classes`: expected int, received \"ten\"",
+        ),
         ({"num_classes": True, "hidden_size": 2}, r"`num_classes`: expected int, received true"),
         (
             {"num_classes": 1, "hidden_size": 2, "optimizer": {"beta_1": "x"}},

@@ -1,7 +1,7 @@
 """Train the guide model on MNIST, then classify a test image with the saved model.
 
-    python -m examples.mnist                 # a short run (1 epoch on 12,000 images)
-    python -m examples.mnist --full          # the guide's config: 10 epochs, all of MNIST
+python -m examples.mnist                 # a short run (1 epoch on 12,000 images)
+python -m examples.mnist --full          # the guide's config: 10 epochs, all of MNIST
 """
 
 from __future__ import annotations
@@ -16,12 +16,16 @@ os.environ.setdefault("BURNISH_DATASETS", str(REPO / "data"))
 
 
 def main(argv: list[str] | None = None) -> float:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     parser.add_argument("--artifact-dir", default="artifacts/mnist")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--full", action="store_true", help="the guide's full run")
     parser.add_argument("--epochs", type=int, help="number of epochs (default 1, 10 with --full)")
-    parser.add_argument("--limit", type=int, help="items per split (default 12000, all with --full)")
+    parser.add_argument(
+        "--limit", type=int, help="items per split (default 12000, all with --full)"
+    )
     parser.add_argument("--workers", type=int, help="data loader workers (default 4)")
     args = parser.parse_args(argv)
 

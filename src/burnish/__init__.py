@@ -48,12 +48,21 @@ __all__ = [
     "Config",
     "ConfigError",
     "DatasetError",
+    "Gradients",
+    "Module",
     "RecordError",
     "__version__",
+    "backward",
     "config",
     "device",
+    "grad",
+    "into_record",
+    "load_file",
+    "load_record",
+    "num_params",
+    "save_file",
     "seed",
-    *_LAZY,
+    "valid",
 ]
 
 if TYPE_CHECKING:

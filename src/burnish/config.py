@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
+import inspect
 import json
 import os
 import types
@@ -92,7 +93,7 @@ def registered_configs() -> list[type]:
 
 def _copy_mutable_defaults(cls: type) -> None:
     """Make config/list/dict defaults per-instance copies (dataclasses rejects them as is)."""
-    for name in cls.__dict__.get("__annotations__", {}):
+    for name in inspect.get_annotations(cls):
         value = cls.__dict__.get(name, dataclasses.MISSING)
         if isinstance(value, (list, dict, set)) or is_config(value):
             setattr(cls, name, dataclasses.field(default_factory=lambda v=value: copy.deepcopy(v)))
@@ -146,7 +147,7 @@ def _item_hint(hint: Any, index: int) -> Any:
     args = typing.get_args(_strip_optional(hint))
     if not args:
         return Any
-    if len(args) == 2 and args[1] is Ellipsis or len(args) == 1:
+    if (len(args) == 2 and args[1] is Ellipsis) or len(args) == 1:
         return args[0]
     return args[index] if index < len(args) else Any
 
@@ -266,9 +267,9 @@ def _decode_container(value: Any, hint: Any, origin: Any, path: str) -> Any:
         return {k: _decode(v, value_hint, _join(path, k)) for k, v in value.items()}
     if not isinstance(value, list):
         _fail(path, _describe(hint), value)
-    if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
-        if len(value) != len(args):
-            _fail(path, _describe(hint), value)
+    fixed_tuple = origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis)
+    if fixed_tuple and len(value) != len(args):
+        _fail(path, _describe(hint), value)
     items = [_decode(v, _item_hint(hint, i), f"{path}[{i}]") for i, v in enumerate(value)]
     return tuple(items) if origin is tuple else items
 
@@ -286,7 +287,7 @@ def _decode_scalar(value: Any, hint: type, path: str) -> Any:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
         _fail(path, "float", value)
-    if hint is int and isinstance(value, bool) or not isinstance(value, hint):
+    if (hint is int and isinstance(value, bool)) or not isinstance(value, hint):
         if hint is Path and isinstance(value, str):
             return Path(value)
         _fail(path, hint.__name__, value)

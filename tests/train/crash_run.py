@@ -98,7 +98,7 @@ def main() -> None:
     optim = AdamConfig().init()
     learner = (
         builder(args.artifact_dir, epochs=4, recorder=DefaultRecorder())
-        .renderer(CliMetricsRenderer(file=open(os.devnull, "w")))
+        .renderer(CliMetricsRenderer(file=sys.stderr))
         .checkpoint_every(3)
         .deterministic()
         .resume()

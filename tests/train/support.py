@@ -44,7 +44,10 @@ class Mlp(bn.Module):
 
 
 def loaders(
-    batch_size: int = 64, train_items: int = 640, valid_items: int = 256, seed: int = 3,
+    batch_size: int = 64,
+    train_items: int = 640,
+    valid_items: int = 256,
+    seed: int = 3,
     workers: int = 0,
 ):
     """A shuffled train loader and an ordered valid loader over MNIST subsets."""
@@ -70,5 +73,3 @@ def builder(artifact_dir, epochs: int = 2, recorder=None) -> LearnerBuilder:
     if recorder is not None:
         result = result.with_file_checkpointer(recorder)
     return result
-
-

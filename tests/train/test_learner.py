@@ -54,7 +54,9 @@ def test_fit_writes_burn_artifact_layout_and_learns(tmp_path):
     text = str(summary)
     assert "Accuracy" in text and "Loss" in text
     assert result.epochs_completed == 2 and not result.interrupted
-    valid_accuracy = [_epoch_mean(tmp_path / "valid" / f"epoch-{e}" / "Accuracy.log") for e in (1, 2)]
+    valid_accuracy = [
+        _epoch_mean(tmp_path / "valid" / f"epoch-{e}" / "Accuracy.log") for e in (1, 2)
+    ]
     assert valid_accuracy[1] > 60.0, valid_accuracy  # a 32-unit MLP on 640 images
 
 
@@ -80,7 +82,9 @@ def test_checkpoint_retention_keeps_last_two_and_best(tmp_path):
 
 def test_keep_last_n_strategy(tmp_path):
     fit(
-        tmp_path, epochs=3, recorder=DefaultRecorder(),
+        tmp_path,
+        epochs=3,
+        recorder=DefaultRecorder(),
         configure=lambda b: b.with_checkpointing_strategy(KeepLastNCheckpoints(1)),
     )
     assert sorted(p.name for p in (tmp_path / "checkpoint").iterdir()) == ["epoch-3"]
@@ -91,7 +95,11 @@ def test_resume_from_epoch_checkpoint_is_exact(tmp_path):
     fit(tmp_path / "resumed", epochs=2, recorder=DefaultRecorder(), dropout=0.3)
     before = (tmp_path / "resumed/train/epoch-1/Loss.log").read_bytes()
     resumed = fit(
-        tmp_path / "resumed", epochs=4, recorder=DefaultRecorder(), dropout=0.3, seed=99,
+        tmp_path / "resumed",
+        epochs=4,
+        recorder=DefaultRecorder(),
+        dropout=0.3,
+        seed=99,
         configure=lambda b: b.checkpoint(2),
     )
     for name, tensor in straight.model.state_dict().items():
@@ -112,13 +120,16 @@ def test_resume_without_checkpoints_fails_loudly(tmp_path):
 
 def test_early_stopping_stops_at_the_first_epoch_without_improvement(tmp_path):
     strategy = MetricEarlyStoppingStrategy(
-        LossMetric(), Aggregate.MEAN, Direction.LOWEST, Split.TRAIN,
+        LossMetric(),
+        Aggregate.MEAN,
+        Direction.LOWEST,
+        Split.TRAIN,
         StoppingCondition.no_improvement_since(1),
     )
     # lr 0 never improves the loss after the first epoch: stop after epoch 2.
     bn.seed(1)
-    learner = builder(tmp_path, epochs=5).early_stopping(strategy).build(
-        Mlp(), SgdConfig().init(), 1e-12
+    learner = (
+        builder(tmp_path, epochs=5).early_stopping(strategy).build(Mlp(), SgdConfig().init(), 1e-12)
     )
     result = learner.fit(*loaders())
     assert result.stopped_early and result.epochs_completed == 2
@@ -147,7 +158,10 @@ def test_misconfiguration_fails_before_the_first_step(tmp_path):
     with pytest.raises(ValueError, match="no valid metric of that name"):
         LearnerBuilder(tmp_path).with_file_checkpointer(DefaultRecorder()).early_stopping(
             MetricEarlyStoppingStrategy(
-                LossMetric(), Aggregate.MEAN, Direction.LOWEST, Split.VALID,
+                LossMetric(),
+                Aggregate.MEAN,
+                Direction.LOWEST,
+                Split.VALID,
                 StoppingCondition.no_improvement_since(2),
             )
         ).build(Mlp(), AdamConfig().init(), 1e-3)

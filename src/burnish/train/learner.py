@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
@@ -175,7 +174,9 @@ class Learner:
     def _metadata(self, loader: Any, epoch: int, iteration: int, total: int, lr: float | None):
         items_total = _num_items(loader)
         items = min(iteration * _batch_size(loader, items_total, total), items_total)
-        metadata = MetricMetadata(Progress(items, items_total), epoch, self.options.num_epochs, iteration, lr)
+        metadata = MetricMetadata(
+            Progress(items, items_total), epoch, self.options.num_epochs, iteration, lr
+        )
         progress = TrainingProgress(epoch, self.options.num_epochs, iteration, items, items_total)
         return metadata, progress
 

@@ -70,7 +70,9 @@ class MetricsProcessor:
         """
         state = self.splits[split]
         self._drain(state, epoch, None)
-        values = dict(zip([m.name for m in state.numeric], _to_host([m.value() for m in state.numeric])))
+        values = dict(
+            zip([m.name for m in state.numeric], _to_host([m.value() for m in state.numeric]))
+        )
         state.logger.end_epoch(epoch)
         self.renderer.end_epoch(split, epoch, values)
         for metric in state.metrics:
@@ -115,9 +117,7 @@ class MetricsProcessor:
                 state.logger.log(metric.name, epoch, entries)
         if progress is not None:
             current = rows[-width:] if rows else [float("nan")] * width
-            numeric_view = {
-                m.name: (current[j], running_host[j]) for j, m in enumerate(numeric)
-            }
+            numeric_view = {m.name: (current[j], running_host[j]) for j, m in enumerate(numeric)}
             self.renderer.render(
                 RenderSnapshot(state.split, progress, numeric_view, dict(state.text))
             )

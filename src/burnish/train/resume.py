@@ -52,7 +52,9 @@ def _newest(checkpointer: Any, options: Any, fresh_if_none: bool) -> ResumePoint
     candidates = list(reversed(checkpointer.committed()))
     if not candidates:
         if fresh_if_none:
-            log.warning("resume(): no checkpoint in %s, starting from scratch.", checkpointer.directory)
+            log.warning(
+                "resume(): no checkpoint in %s, starting from scratch.", checkpointer.directory
+            )
             return None
         raise CheckpointError(
             f"No checkpoint to resume from in {str(checkpointer.directory)!r}. Train without "

@@ -37,9 +37,7 @@ def load_rng_record(record: dict[str, Any]) -> None:
     random.setstate((python["version"], tuple(python["state"]), python["gauss"]))
     numpy = record["numpy"]
     keys = np.asarray(torch.as_tensor(numpy["keys"]).cpu().numpy(), dtype=np.uint32)
-    np.random.set_state(
-        (numpy["kind"], keys, numpy["pos"], numpy["has_gauss"], numpy["cached"])
-    )
+    np.random.set_state((numpy["kind"], keys, numpy["pos"], numpy["has_gauss"], numpy["cached"]))
     torch.set_rng_state(torch.as_tensor(record["torch"], dtype=torch.uint8).cpu())
     if "cuda" in record and torch.cuda.is_available():
         states = [torch.as_tensor(s, dtype=torch.uint8).cpu() for s in record["cuda"]]
