@@ -133,8 +133,9 @@ def _to_host(values: list[Any]) -> list[float]:
             by_device.setdefault(value.device, []).append(i)
         else:
             out[i] = float(value)
-    for indices in by_device.values():
-        stacked = torch.stack([values[i].detach().reshape(()).float() for i in indices])
+    for device, indices in by_device.items():
+        dtype = torch.float32 if device.type == "mps" else torch.float64  # MPS has no float64
+        stacked = torch.stack([values[i].detach().reshape(()).to(dtype) for i in indices])
         for i, value in zip(indices, stacked.tolist()):
             out[i] = value
     return out
