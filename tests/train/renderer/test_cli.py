@@ -5,6 +5,7 @@ import pytest
 
 from burnish.train.interrupter import Interrupter
 from burnish.train.renderer import CliMetricsRenderer, RenderSnapshot, TrainingProgress
+
 from tests.train.renderer.helpers import FakeClock, drive
 
 

@@ -5,6 +5,7 @@ import pytest
 from burnish.train.renderer import TrainingProgress
 from burnish.train.renderer.history import MetricHistory, Series
 from burnish.train.renderer.progress import ProgressEstimate, format_eta, training_fraction
+
 from tests.train.renderer.helpers import FakeClock
 
 

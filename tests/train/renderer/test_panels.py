@@ -5,6 +5,7 @@ from rich.console import Console
 from burnish.train.renderer import RenderSnapshot, TrainingProgress
 from burnish.train.renderer.dashboard import DashboardState
 from burnish.train.renderer.panels import build_dashboard, metrics_panel, status_panel
+
 from tests.train.renderer.helpers import FakeClock
 
 

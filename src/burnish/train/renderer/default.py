@@ -8,7 +8,7 @@ from typing import TextIO
 
 from burnish.train.renderer.base import MetricsRenderer
 from burnish.train.renderer.cli import CliMetricsRenderer
-from burnish.train.renderer.tui import TuiMetricsRenderer
+from burnish.train.renderer.tui import TuiMetricsRenderer, terminal_console
 
 __all__ = ["RENDERER_ENV", "default_renderer"]
 
@@ -39,12 +39,10 @@ def default_renderer(stream: TextIO | None = None) -> MetricsRenderer:
         )
     stream = stream or sys.stdout
     if choice == "tui":
-        from rich.console import Console
-
-        return TuiMetricsRenderer(console=Console(file=stream, force_terminal=True))
+        return TuiMetricsRenderer(console=terminal_console(stream, force_terminal=True))
     if choice == "cli" or not _is_terminal(stream):
         return CliMetricsRenderer(file=stream)
-    return TuiMetricsRenderer(console=None if stream is sys.stdout else _console(stream))
+    return TuiMetricsRenderer(console=terminal_console(stream))
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -54,9 +52,3 @@ def _is_terminal(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
-
-
-def _console(stream: TextIO):
-    from rich.console import Console
-
-    return Console(file=stream)

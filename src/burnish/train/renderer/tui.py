@@ -9,6 +9,8 @@ import threading
 import time
 import traceback
 import warnings
+from types import TracebackType
+from typing import TextIO
 
 from rich.console import Console, ConsoleDimensions
 from rich.live import Live
@@ -24,7 +26,7 @@ from burnish.train.renderer.dashboard import DashboardState
 from burnish.train.renderer.keyboard import KeyReader
 from burnish.train.renderer.panels import build_dashboard
 
-__all__ = ["TuiMetricsRenderer"]
+__all__ = ["TuiMetricsRenderer", "terminal_console"]
 
 STOP_REASON = "Training stopped by the user (q)"
 _TICK_S = 0.05  # how often the UI thread looks at keys and the stop flag
@@ -89,7 +91,7 @@ class TuiMetricsRenderer(MetricsRenderer):
         self._stop_drawing.clear()
         self._live = Live(
             build_dashboard(self._state),
-            console=self._console or _TerminalConsole(),
+            console=self._console or terminal_console(),
             screen=True,
             auto_refresh=False,
             redirect_stdout=False,
@@ -165,7 +167,12 @@ class TuiMetricsRenderer(MetricsRenderer):
         state.stopping = interrupter.reason or "stop requested"
         return True
 
-    def _excepthook(self, exc_type, exc, tb) -> None:
+    def _excepthook(
+        self,
+        exc_type: type[BaseException],
+        exc: BaseException,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
         (self._previous_excepthook or sys.__excepthook__)(exc_type, exc, tb)
 
@@ -218,3 +225,13 @@ class _TerminalConsole(Console):
         except (AttributeError, OSError, ValueError):
             return super().size
         return ConsoleDimensions(width, height)
+
+
+def terminal_console(file: TextIO | None = None, force_terminal: bool | None = None) -> Console:
+    """A rich console for the dashboard, sized by the terminal behind `file` (default stdout).
+
+    Args:
+        file: The stream to draw on; default `sys.stdout`.
+        force_terminal: Draw with terminal control codes even if `file` is not a TTY.
+    """
+    return _TerminalConsole(file=file, force_terminal=force_terminal)
