@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import sys
@@ -94,7 +95,8 @@ class KeyReader:
         return parse_keys(data)
 
     def close(self) -> None:
-        """Restore the terminal settings saved when the reader was made."""
+        """Restore the terminal settings saved when the reader was made (if it still exists)."""
         import termios
 
-        termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
+        with contextlib.suppress(termios.error):  # a vanished terminal needs no restoring
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)

@@ -101,7 +101,11 @@ class TuiMetricsRenderer(MetricsRenderer):
         sys.excepthook = self._excepthook
         atexit.register(self.close)
         self._keys = KeyReader.for_stdin() if self._read_keys else None
-        self._live.start(refresh=True)
+        try:
+            self._live.start(refresh=True)
+        except BaseException:
+            self.close()
+            raise
         self._thread = threading.Thread(target=self._ui_loop, name="burnish-tui", daemon=True)
         self._thread.start()
 
@@ -179,10 +183,10 @@ class TuiMetricsRenderer(MetricsRenderer):
     def _ui_loop(self) -> None:
         last_draw = float("-inf")
         while not self._stop_drawing.is_set():
-            keys = self._keys.read(_TICK_S) if self._keys else []
-            if self._keys is None:
-                self._stop_drawing.wait(_TICK_S)
             try:
+                keys = self._keys.read(_TICK_S) if self._keys else []
+                if self._keys is None:
+                    self._stop_drawing.wait(_TICK_S)
                 started = time.monotonic()
                 if self._step(keys, started - last_draw):
                     last_draw = time.monotonic()
