@@ -15,14 +15,14 @@ from __future__ import annotations
 import dataclasses
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
 
 from burnish.errors import RecordError
-from burnish.io import atomic_write_bytes
+from burnish.io import atomic_open
 from burnish.record import sniff
 from burnish.record.formats import gzip as gzip_format
 from burnish.record.settings import PrecisionSettings, resolve_settings
@@ -134,10 +134,13 @@ class FileRecorder(ABC):
         Raises:
             RecordError: if the record holds something a record cannot.
         """
-        data = self.to_bytes(record, record_type=record_type)
+        chunks = self._file_chunks(record, record_type)
         target = self.file_path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        return atomic_write_bytes(target, data)
+        with atomic_open(target) as file:
+            for chunk in chunks:
+                file.write(chunk)
+        return target
 
     def load(self, path: str | os.PathLike, device: torch.device | str | None = None) -> Any:
         """Load the record saved at `path` (extension optional); tensors go to `device`.
@@ -160,14 +163,17 @@ class FileRecorder(ABC):
 
     def to_bytes(self, record: Any, *, record_type: str | None = None) -> bytes:
         """The file content `record` would be saved as (Burn's bytes recorders)."""
+        return b"".join(self._file_chunks(record, record_type))
+
+    def _file_chunks(self, record: Any, record_type: str | None) -> Iterable[Any]:
         envelope = {
             "metadata": dataclasses.asdict(self.metadata(record, record_type)),
             "item": prepare(record, self.settings),
         }
-        data = self._encode(envelope)
+        chunks = self._encode_chunks(envelope)
         if self.compressed:
-            data = gzip_format.compress(data, self.compresslevel)
-        return data
+            return gzip_format.compress_chunks(chunks, self.compresslevel)
+        return chunks
 
     def from_bytes(self, data: bytes | bytearray, device: torch.device | str | None = None) -> Any:
         """Load a record from file content (the inverse of `to_bytes`)."""
@@ -218,6 +224,10 @@ class FileRecorder(ABC):
     @abstractmethod
     def _encode(self, envelope: dict[str, Any]) -> bytes:
         """Serialize an envelope (metadata + prepared item)."""
+
+    def _encode_chunks(self, envelope: dict[str, Any]) -> list[Any]:
+        """Serialize as a list of bytes-like chunks (override to avoid joining copies)."""
+        return [self._encode(envelope)]
 
     @abstractmethod
     def _decode(self, data: bytearray) -> Any:

@@ -96,6 +96,9 @@ class BinFileRecorder(FileRecorder):
     def _encode(self, envelope: dict[str, Any]) -> bytes:
         return bin_format.encode(envelope)
 
+    def _encode_chunks(self, envelope: dict[str, Any]) -> list[Any]:
+        return bin_format.encode_chunks(envelope)
+
     def _decode(self, data: bytearray) -> Any:
         return bin_format.decode(data)
 

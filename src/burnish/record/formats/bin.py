@@ -16,9 +16,9 @@ import msgpack
 
 from burnish.errors import RecordError
 from burnish.record.formats import mpk
-from burnish.record.formats.tensor import TensorLeaf, tensor_bytes, tensor_from_buffer
+from burnish.record.formats.tensor import TensorLeaf, tensor_from_buffer, tensor_view
 
-__all__ = ["ALIGN", "MAGIC", "TENSOR_REF_EXT", "decode", "encode"]
+__all__ = ["ALIGN", "MAGIC", "TENSOR_REF_EXT", "decode", "encode", "encode_chunks"]
 
 MAGIC = b"\x89BURNISH\r\n\x1a\n"
 ALIGN = 64
@@ -29,23 +29,30 @@ _PREFIX = len(MAGIC) + 2 * _LENGTH.size
 
 def encode(envelope: dict[str, Any]) -> bytes:
     """Lay out an envelope as a binary record."""
-    blobs: list[bytes] = []
+    return b"".join(encode_chunks(envelope))
+
+
+def encode_chunks(envelope: dict[str, Any]) -> list[bytes | memoryview]:
+    """The binary record as chunks; tensor data are views of the tensors (no copy)."""
+    blobs: list[bytes | memoryview] = []
     offset = 0
 
     def default(value: Any) -> Any:
         nonlocal offset
         if not isinstance(value, TensorLeaf):
             raise TypeError(f"cannot pack {type(value).__name__}")
-        raw = tensor_bytes(value.data)
+        raw = tensor_view(value.data)
         ref = mpk.encode_tensor_header(value) + _LENGTH.pack(offset)
-        padding = -len(raw) % ALIGN
-        blobs.append(raw + b"\0" * padding if padding else raw)
-        offset += len(raw) + padding
+        padding = -raw.nbytes % ALIGN
+        blobs.append(raw)
+        if padding:
+            blobs.append(b"\0" * padding)
+        offset += raw.nbytes + padding
         return msgpack.ExtType(TENSOR_REF_EXT, ref)
 
     header = msgpack.packb(envelope, default=default, use_bin_type=True)
     prefix = MAGIC + _LENGTH.pack(len(header)) + _LENGTH.pack(offset) + header
-    return b"".join([prefix, b"\0" * (-len(prefix) % ALIGN), *blobs])
+    return [prefix + b"\0" * (-len(prefix) % ALIGN), *blobs]
 
 
 def decode(data: bytearray) -> Any:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import gzip as _gzip
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from burnish.errors import RecordError
 
-__all__ = ["MAGIC", "compress", "decompress"]
+__all__ = ["MAGIC", "chunked", "compress", "compress_chunks", "decompress"]
 
 MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
@@ -21,6 +21,19 @@ _CHUNK = 1 << 20
 def compress(data: bytes, level: int) -> bytes:
     """Gzip `data` deterministically (no timestamp, no file name)."""
     return _gzip.compress(data, compresslevel=level, mtime=0)
+
+
+def compress_chunks(
+    chunks: Iterable[bytes | memoryview], level: int
+) -> Iterator[bytes | memoryview]:
+    """Gzip a stream of chunks (one gzip member, no timestamp) without joining them."""
+    deflater = zlib.compressobj(level, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    for chunk in chunks:
+        for start in range(0, len(chunk), _CHUNK):
+            out = deflater.compress(chunk[start : start + _CHUNK])
+            if out:
+                yield out
+    yield deflater.flush()
 
 
 def decompress(chunks: Iterable[bytes], max_size: int) -> bytearray:

@@ -19,6 +19,7 @@ __all__ = [
     "dtype_name",
     "tensor_bytes",
     "tensor_from_buffer",
+    "tensor_view",
 ]
 
 #: Every dtype a record can hold, by its stable on-disk name. The position is the binary code.
@@ -88,6 +89,15 @@ def tensor_bytes(tensor: torch.Tensor) -> bytes:
     if sys.byteorder == "big" and tensor.element_size() > 1:  # pragma: no cover - rare hosts
         raw = raw.view(-1, tensor.element_size()).flip(1).reshape(-1)
     return raw.numpy().tobytes()
+
+
+def tensor_view(tensor: torch.Tensor) -> memoryview:
+    """The raw little-endian bytes of a contiguous CPU tensor, without a copy."""
+    if sys.byteorder == "big" and tensor.element_size() > 1:  # pragma: no cover - rare hosts
+        return memoryview(tensor_bytes(tensor))
+    if tensor.numel() == 0:
+        return memoryview(b"")
+    return memoryview(tensor.reshape(-1).view(torch.uint8).numpy())
 
 
 def tensor_from_buffer(
