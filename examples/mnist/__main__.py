@@ -43,9 +43,16 @@ def main(argv: list[str] | None = None) -> float:
     if args.workers is not None:
         config = config.with_num_workers(args.workers)
     result = train(args.artifact_dir, config, args.device, limit=limit or None)
-    accuracy = result.summary.last("valid", "Accuracy") if result.summary is not None else None
     infer(args.artifact_dir, args.device, MnistDataset.test().get(42))
-    return accuracy
+    return last_value(result.summary, "valid", "Accuracy")
+
+
+def last_value(summary, split: str, name: str) -> float:
+    """The last epoch's value of a metric in a `LearnerSummary`."""
+    for metric in getattr(summary.metrics, split):
+        if metric.name == name:
+            return metric.entries[-1].value
+    raise KeyError(f"no {split} metric {name!r} in the summary")
 
 
 if __name__ == "__main__":
