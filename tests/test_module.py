@@ -17,6 +17,7 @@ from burnish.record import (
     RecordError,
     SafetensorsFileRecorder,
 )
+
 from tests.helpers import assert_close, tiny_model
 
 

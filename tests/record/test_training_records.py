@@ -18,6 +18,7 @@ from burnish.record import (
     PrettyJsonFileRecorder,
     SafetensorsFileRecorder,
 )
+
 from tests.helpers import assert_close, tiny_model
 
 RECORDERS = [DefaultRecorder(), NamedMpkGzFileRecorder(), BinFileRecorder(),
