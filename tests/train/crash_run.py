@@ -85,6 +85,7 @@ def main() -> None:
     parser.add_argument("--kill-at-io", type=int, default=0)
     parser.add_argument("--kill-in-valid", action="store_true")
     parser.add_argument("--count-io", action="store_true", help="print the commit calls made")
+    parser.add_argument("--epochs", type=int, default=4)
     args = parser.parse_args()
     calls = count_io() if args.count_io else None
     if args.kill_at_io:
@@ -97,7 +98,7 @@ def main() -> None:
     model = Mlp(dropout=0.2)
     optim = AdamConfig().init()
     learner = (
-        builder(args.artifact_dir, epochs=4, recorder=DefaultRecorder())
+        builder(args.artifact_dir, epochs=args.epochs, recorder=DefaultRecorder())
         .renderer(CliMetricsRenderer(file=sys.stderr))
         .checkpoint_every(3)
         .deterministic()
@@ -106,6 +107,9 @@ def main() -> None:
     )
     train, valid = loaders(batch_size=32, train_items=320, valid_items=96, workers=args.workers)
     result = learner.fit(train, valid)
+    print(f"interrupted={result.interrupted} epochs={result.epochs_completed}", flush=True)
+    if result.interrupted:
+        return
     state = {f"model.{k}": v for k, v in result.model.state_dict().items()}
     torch.save({"model": state, "optim": optim.to_record()}, args.out)
     if calls is not None:

@@ -120,3 +120,28 @@ def test_kill_with_two_workers_then_resume_is_bit_identical(reference, tmp_path)
     )
     assert killed >= 2
     assert_same_run(reference_dir, reference_out, tmp_path / "artifacts", tmp_path / "final.pt")
+
+
+def start_and_wait_for_training(artifact_dir: Path, out: Path, *flags: str) -> subprocess.Popen:
+    """Start the script and return once its renderer says training has begun."""
+    command = [sys.executable, str(SCRIPT), str(artifact_dir), str(out), *flags]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in process.stderr:
+        if line.startswith("Training for"):
+            return process
+    raise AssertionError(f"the run ended before training: {process.wait()}")
+
+
+def test_ctrl_c_once_stops_after_the_iteration_with_a_checkpoint(reference, tmp_path):
+    reference_dir, reference_out, _ = reference
+    artifact_dir, out = tmp_path / "artifacts", tmp_path / "final.pt"
+    process = start_and_wait_for_training(artifact_dir, out)
+    process.send_signal(signal.SIGINT)
+    stdout, _ = process.communicate(timeout=120)
+    assert process.returncode == 0
+    assert "interrupted=True" in stdout
+    assert not out.exists()
+    committed = [p.name for p in (artifact_dir / "checkpoint").iterdir()]
+    assert any("iteration" in name for name in committed), committed
+    assert run(artifact_dir, out) == 0  # resume() continues from that checkpoint
+    assert_same_run(reference_dir, reference_out, artifact_dir, out)

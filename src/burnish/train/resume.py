@@ -6,6 +6,8 @@ import dataclasses
 import logging
 from typing import Any
 
+import torch
+
 from burnish.errors import CheckpointError, RecordError
 from burnish.train.checkpoint.file import CheckpointId
 
@@ -39,6 +41,7 @@ def find_resume_point(options: Any) -> ResumePoint | None:
     if wanted is None:
         return None
     checkpointer = options.checkpointer
+    _warn_if_approximate(checkpointer.recorder)
     removed = checkpointer.clean_incomplete()
     if removed:
         log.warning("Removed incomplete checkpoints left by a crash: %s", ", ".join(removed))
@@ -46,6 +49,16 @@ def find_resume_point(options: Any) -> ResumePoint | None:
         point = CheckpointId(wanted)
         return ResumePoint(point, _load(checkpointer, point, options))
     return _newest(checkpointer, options, fresh_if_none=wanted == AUTO)
+
+
+def _warn_if_approximate(recorder: Any) -> None:
+    settings = getattr(recorder, "settings", None)
+    if getattr(settings, "float_dtype", None) in (torch.float16, torch.bfloat16):
+        log.warning(
+            "Checkpoints are recorded in half precision (%s): the resumed run continues close "
+            "to, not exactly like, an uninterrupted one. Use DefaultRecorder() for exact resume.",
+            type(recorder).__name__,
+        )
 
 
 def _newest(checkpointer: Any, options: Any, fresh_if_none: bool) -> ResumePoint | None:
