@@ -95,7 +95,7 @@ def test_record_round_trip():
     data_loader = loader(10, 3, seed=1)
     epoch(data_loader)
     record = data_loader.to_record()
-    assert record == {"epoch": 1, "seed": 1, "num_items": 10, "batch_size": 3}
+    assert record == {"epoch": 1, "seed": 1, "num_items": 10, "batch_size": 3, "world_size": 1}
     expected = epoch(data_loader)
     restored = loader(10, 3, seed=1).load_record(record)
     assert restored.epoch == 1 and epoch(restored) == expected
@@ -213,3 +213,34 @@ def test_move_to_device_reaches_inside_containers():
     assert moved["a"][1][1] == "text" and isinstance(moved["a"][1], tuple)
     assert isinstance(moved["b"], Batch) and moved["b"].values.device.type == "meta"
     assert map_tensors(3, lambda tensor: tensor) == 3
+
+
+def _indices(loader, epoch_count=1):
+    return [[int(i) for i in batch] for _ in range(epoch_count) for batch in loader.iter()]
+
+
+@pytest.mark.parametrize(("num_items", "world_size", "batch_size"), [(12, 2, 3), (10, 3, 2)])
+def test_shards_together_are_one_process_with_a_bigger_batch(num_items, world_size, batch_size):
+    dataset = InMemDataset(list(range(num_items)))
+    base = DataLoaderBuilder(Stack()).batch_size(batch_size).shuffle(5).build(dataset)
+    shards = [base.shard(rank, world_size) for rank in range(world_size)]
+    lengths = {len(shard) for shard in shards}
+    assert len(lengths) == 1  # every rank has the same number of batches (no collective hangs)
+    single = DataLoaderBuilder(Stack()).batch_size(batch_size * world_size).shuffle(5)
+    whole = _indices(single.build(dataset))
+    per_rank = [_indices(shard) for shard in shards]
+    for i, batch in enumerate(whole):
+        union = sorted(x for rank in per_rank for x in rank[i])
+        if len(batch) == batch_size * world_size:
+            assert union == sorted(batch)
+        else:  # the last global batch is padded with the epoch's first items
+            assert set(batch) <= set(union)
+    assert {x for rank in per_rank for b in rank for x in b} == set(range(num_items))
+
+
+def test_shard_errors():
+    loader = DataLoaderBuilder(Stack()).batch_size(2).build(InMemDataset(list(range(4))))
+    with pytest.raises(ValueError, match="0 <= rank < world_size"):
+        loader.shard(2, 2)
+    with pytest.raises(ValueError, match="already a shard"):
+        loader.shard(0, 2).shard(0, 2)

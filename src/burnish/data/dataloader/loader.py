@@ -105,8 +105,8 @@ class DataLoader(Generic[O]):
         return len(self._sampler)
 
     def num_items(self) -> int:
-        """The number of items per epoch."""
-        return self._sampler.num_items
+        """The number of items per epoch (this rank's share when sharded)."""
+        return self._sampler.items_per_epoch
 
     def slice(self, start: int, end: int) -> DataLoader[O]:
         """A loader over the items `start <= i < end` of the dataset (not batches), with the same
@@ -120,7 +120,42 @@ class DataLoader(Generic[O]):
                 f"`slice` needs 0 <= start <= end <= num_items ({self.num_items()}). "
                 f"Received: start={start}, end={end}."
             )
+        if self.world_size != 1:
+            raise ValueError("Slice the loader before sharding it, not a shard.")
         return self._copy(PartialDataset(self._dataset, start, end), self._device)
+
+    def shard(self, rank: int, world_size: int) -> DataLoader[O]:
+        """This rank's share of every epoch, for `torch.distributed` training.
+
+        Rank `rank` takes every `world_size`-th item of the epoch's (seeded) order, padded by
+        repeating the first items so all ranks have the same number of batches; the batches of
+        all ranks together equal one process's batches of `batch_size * world_size`.
+
+        Raises:
+            ValueError: if not `0 <= rank < world_size`, or the loader is already sharded.
+        """
+        if not (isinstance(world_size, int) and world_size >= 1 and 0 <= rank < world_size):
+            raise ValueError(
+                "`shard` needs 0 <= rank < world_size. "
+                f"Received: rank={rank!r}, world_size={world_size!r}."
+            )
+        if self._sampler.world_size != 1:
+            raise ValueError(f"This loader is already a shard: {self!r}. Shard the original.")
+        loader = self._copy(self._dataset, self._device)
+        loader._sampler = BatchSampler(
+            self.num_items(), self.batch_size, self.seed, rank, world_size
+        )
+        return loader
+
+    @property
+    def rank(self) -> int:
+        """This loader's rank among `world_size` shards (0 when not sharded)."""
+        return self._sampler.rank
+
+    @property
+    def world_size(self) -> int:
+        """The number of shards each epoch is split into (1 when not sharded)."""
+        return self._sampler.world_size
 
     def to_device(self, device: torch.device | str) -> DataLoader[O]:
         """A loader with the same settings and epoch counter whose batches go to `device`."""
@@ -166,6 +201,7 @@ class DataLoader(Generic[O]):
             "seed": self.seed,
             "num_items": self.num_items(),
             "batch_size": self.batch_size,
+            "world_size": self.world_size,
         }
 
     def load_record(self, record: dict[str, Any]) -> DataLoader[O]:
@@ -212,6 +248,11 @@ class DataLoader(Generic[O]):
             epoch=self._epoch,
         )
         loader._worker_base_seed = self._worker_base_seed
+        sampler = self._sampler
+        if sampler.world_size != 1:
+            loader._sampler = BatchSampler(
+                len(dataset), sampler.batch_size, sampler.seed, sampler.rank, sampler.world_size
+            )
         return loader
 
     def _moves_batches(self) -> bool:
@@ -263,7 +304,7 @@ class DataLoaderIterator(Iterator[O]):
 
     def progress(self) -> Progress:
         """Items of the epoch covered by the batches yielded so far (skipped ones included)."""
-        total = self._sampler.num_items
+        total = self._sampler.items_per_epoch
         return Progress(min(self.batch_index * self._sampler.batch_size, total), total)
 
 

@@ -31,24 +31,46 @@ def worker_seed(seed: int, epoch: int) -> int:
 class BatchSampler:
     """Splits an epoch's order into batches of `batch_size` indices; the last may be shorter.
 
+    Sharded for `torch.distributed` (`world_size > 1`), rank `r` takes `order[r::world_size]` of
+    the epoch's order, padded by repeating its first items to a multiple of `world_size` (as
+    torch's `DistributedSampler`) so every rank has the same number of batches. Batch `i` of all
+    ranks together is then exactly batch `i` of one process with `batch_size * world_size`.
+
     Args:
         num_items: the number of items in the dataset.
-        batch_size: items per batch (>= 1).
+        batch_size: items per batch (>= 1), per rank.
         seed: shuffle seed, or `None` to keep the dataset order.
+        rank: this process's rank in `[0, world_size)`.
+        world_size: the number of processes sharing the epoch.
     """
 
-    def __init__(self, num_items: int, batch_size: int, seed: int | None) -> None:
+    def __init__(
+        self, num_items: int, batch_size: int, seed: int | None, rank: int = 0, world_size: int = 1
+    ) -> None:
         self.num_items = num_items
         self.batch_size = batch_size
         self.seed = seed
+        self.rank = rank
+        self.world_size = world_size
+
+    @property
+    def items_per_epoch(self) -> int:
+        """Items this rank visits per epoch (padding included)."""
+        return -(-self.num_items // self.world_size)
 
     def __len__(self) -> int:
         """The number of batches per epoch."""
-        return -(-self.num_items // self.batch_size)
+        return -(-self.items_per_epoch // self.batch_size)
 
     def order(self, epoch: int) -> np.ndarray:
-        """Every index, int64, in the order of `epoch`."""
-        return epoch_order(np.arange(self.num_items, dtype=np.int64), self.seed, epoch)
+        """Every index of this rank, int64, in the order of `epoch`."""
+        order = epoch_order(np.arange(self.num_items, dtype=np.int64), self.seed, epoch)
+        if self.world_size == 1:
+            return order
+        padding = self.items_per_epoch * self.world_size - len(order)
+        if padding:
+            order = np.concatenate([order, np.resize(order, padding)])
+        return order[self.rank :: self.world_size]
 
     def batches(self, epoch: int, skip: int = 0) -> EpochBatches:
         """The batches of `epoch` from batch `skip` on (the skipped ones are never built)."""
