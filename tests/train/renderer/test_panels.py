@@ -4,7 +4,12 @@ from rich.console import Console
 
 from burnish.train.renderer import RenderSnapshot, TrainingProgress
 from burnish.train.renderer.dashboard import DashboardState
-from burnish.train.renderer.panels import build_dashboard, metrics_panel, status_panel
+from burnish.train.renderer.panels import (
+    build_dashboard,
+    format_compact,
+    metrics_panel,
+    status_panel,
+)
 
 from tests.train.renderer.helpers import FakeClock
 
@@ -43,7 +48,7 @@ def test_dashboard_shows_every_panel():
     for title in ("Metrics", "Status", "Controls", "Progress", "Plot: Loss (full history)"):
         assert f"─ {title} ─" in text
     assert re.search(r"Metric\s+batch\s+epoch\s+batch\s+epoch", text)
-    assert re.search(r"Loss\s+0\.31241\s+0\.5\s+1\.5\s+1\.375", text)  # train now, valid done
+    assert re.search(r"Loss\s+0\.3124\s+0\.5\s+1\.5\s+1\.375", text)  # train now, valid done
     assert re.search(r"Accuracy\s+81\s+80\.5\s+-\s+53\.25", text)
     assert "Speed: Train 12.5 iter/s" in text
     assert re.search(r"Mode\s+Training", text)
@@ -91,3 +96,23 @@ def test_panels_before_any_value():
     assert "0.0% (ETA ---)" in text
     assert "Metric" in screen(metrics_panel(state), width=60, height=10)
     assert "Mode" in screen(status_panel(state), width=60, height=10)
+
+
+def test_values_stay_short_and_names_stay_readable():
+    assert [format_compact(v) for v in (0.312414, 91.0, 12345.6, 2e-5, 8.5071e-8, -0.5)] == [
+        "0.3124",
+        "91",
+        "12346",
+        "2.00e-05",
+        "8.51e-08",
+        "-0.5",
+    ]
+    assert format_compact(float("nan")) == "nan"
+    # The widest realistic row (a decayed learning rate) at 120 columns keeps its name whole.
+    state = DashboardState(100, FakeClock())
+    numeric = {"Learning Rate": (8.5071e-8, 8.4503e-8), "Loss": (0.10905, 0.10373)}
+    state.update(RenderSnapshot("train", TrainingProgress(50, 100, 3, 96, 960), numeric))
+    state.end_epoch("valid", 49, {"Learning Rate": 8.6e-8, "Loss": 0.20194})
+    text = screen(build_dashboard(state))
+    assert re.search(r"Learning Rate\s+8\.51e-08\s+8\.45e-08\s+-\s+8\.60e-08", text)
+    assert re.search(r"Metric\s+batch\s+epoch\s+batch\s+epoch", text)

@@ -6,6 +6,8 @@ without holding the state's lock.
 
 from __future__ import annotations
 
+import math
+
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.layout import Layout
 from rich.panel import Panel
@@ -13,13 +15,13 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from burnish.train.renderer.base import format_value
 from burnish.train.renderer.dashboard import DashboardState
 from burnish.train.renderer.plot import LinePlot, PlotSeries
 from burnish.train.renderer.progress import format_eta
 
 __all__ = [
     "build_dashboard",
+    "format_compact",
     "controls_panel",
     "metrics_panel",
     "plot_panel",
@@ -36,8 +38,8 @@ def build_dashboard(state: DashboardState) -> Layout:
     """The whole screen: metrics, status and controls left, the plot right, progress below."""
     root = Layout()
     root.split_column(Layout(name="main", ratio=1), Layout(progress_panel(state), size=3))
-    left = Layout(name="left", ratio=42)
-    root["main"].split_row(left, Layout(plot_panel(state), ratio=58))
+    left = Layout(name="left", ratio=45)
+    root["main"].split_row(left, Layout(plot_panel(state), ratio=55))
     status_height = 8 if state.stopping else 7
     left.split_column(
         Layout(metrics_panel(state), ratio=1),
@@ -47,9 +49,28 @@ def build_dashboard(state: DashboardState) -> Layout:
     return root
 
 
+def format_compact(value: float) -> str:
+    """A metric value in at most 8 characters (9 with a sign): 4 significant digits.
+
+    Example:
+        >>> [format_compact(v) for v in (0.312414, 91.0, 12345.6, 2e-5, 0.0012345)]
+        ['0.3124', '91', '12346', '2.00e-05', '0.001235']
+    """
+    value = float(value)
+    magnitude = abs(value)
+    if not math.isfinite(value) or value == 0.0:
+        return str(value) if value else "0"
+    if not 1e-3 <= magnitude < 1e5:
+        return f"{value:.2e}"
+    decimals = max(0, 3 - math.floor(math.log10(magnitude)))
+    text = f"{value:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def metrics_panel(state: DashboardState) -> Panel:
     """Per numeric metric and split: the last batch's value and the epoch's running value."""
-    table = Table(box=None, pad_edge=False, expand=True, header_style="bold")
+    # One space between columns: four value columns and a readable name fit in 50 cells.
+    table = Table(box=None, padding=(0, 0, 0, 1), pad_edge=False, expand=True, header_style="bold")
     table.add_column(
         "Metric", style="bold yellow", no_wrap=True, overflow="ellipsis", ratio=1, min_width=8
     )
@@ -62,7 +83,7 @@ def metrics_panel(state: DashboardState) -> Panel:
         for split in ("train", "valid"):
             values = state.splits[split].numeric.get(name)
             values = values or (None, None)
-            cells += ["-" if value is None else format_value(value) for value in values]
+            cells += ["-" if value is None else format_compact(value) for value in values]
         table.add_row(name, *cells)
     parts: list[RenderableType] = [table]
     for name in state.text_names():
