@@ -120,9 +120,9 @@ def status_panel(state: DashboardState) -> Panel:
 
 
 def controls_panel() -> Panel:
-    """The keys the dashboard understands."""
+    """The keys the dashboard understands (↑/↓ toggle full history and current epoch)."""
     text = Text.assemble(
-        ("←/→", "bold"), " metric  ", ("↑/↓", "bold"), " full/recent  ", ("q", "bold"), " stop"
+        ("←/→", "bold"), " metric  ", ("↑/↓", "bold"), " view  ", ("q", "bold"), " stop"
     )
     return Panel(text, title="Controls", title_align="left")
 
