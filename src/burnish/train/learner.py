@@ -19,6 +19,8 @@ from torch import nn
 from burnish.module import into_record, load_record, valid
 from burnish.optim import GradientsAccumulator, GradientsParams
 from burnish.train.checkpoint.file import CheckpointId
+from burnish.train.distributed import DistributedContext, SilentRenderer, all_reduce_mean
+from burnish.train.logger import InMemoryMetricLogger
 from burnish.train.metric.base import MetricMetadata, Progress
 from burnish.train.options import LearnerOptions
 from burnish.train.processor import MetricsProcessor, SplitMetrics
@@ -66,6 +68,7 @@ class Learner:
         self.processor: MetricsProcessor | None = None
         self._loader_records: dict[str, Any] = {}
         self._valid_start: Any = None
+        self.context = DistributedContext()
 
     # -- public ----------------------------------------------------------------------------
 
@@ -76,12 +79,14 @@ class Learner:
             ValueError: if a data loader is missing, or the model lacks `train_step`.
             CheckpointError: if a requested checkpoint cannot be loaded.
         """
+        self.context = DistributedContext.detect(_first(self.options.devices))
         train, valid_loader = self._dataloaders(dataloader_train, dataloader_valid)
         self._check_model()
+        self._place_model()
         with self._session():
             self._restore()
             result = self._run(train, valid_loader)
-        if self.options.summary:
+        if self.options.summary and self.context.is_main:
             result.summary = self._summary()
             if result.summary is not None:
                 print(result.summary)
@@ -116,7 +121,7 @@ class Learner:
         if self.position.iteration == 0:
             self._loader_records[_TRAIN] = _loader_record(loader)
         self.model.train()
-        lr_scheduler, interrupter = self.lr_scheduler, self.options.interrupter
+        lr_scheduler = self.lr_scheduler
         every = self.options.checkpoint_every
         total = len(loader)
         start = self.position.iteration
@@ -129,7 +134,7 @@ class Learner:
             self.position.iteration = iteration
             metadata = self._metadata(loader, epoch, iteration, total, lr)
             self.processor.process(_TRAIN, output.item, *metadata)
-            if interrupter.should_stop():
+            if self._stop_requested(iteration):
                 self._save_iteration_checkpoint()
                 return False
             if every and iteration % every == 0:
@@ -149,7 +154,7 @@ class Learner:
                 item = model.valid_step(batch)
                 metadata = self._metadata(loader, epoch, iteration, total, None)
                 self.processor.process(_VALID, item, *metadata)
-                if self.options.interrupter.should_stop():
+                if self._stop_requested(iteration):
                     self._discard_valid_epoch()
                     self._save_iteration_checkpoint()
                     return False
@@ -162,14 +167,22 @@ class Learner:
         if not isinstance(grads, GradientsParams):
             grads = GradientsParams.from_grads(grads, self.model)
         accumulation = self.options.grads_accumulation
-        if accumulation is None:
-            self.model = self.optim.step(lr, self.model, grads)
-            return
-        self.accumulator.accumulate(self.model, grads)
-        self.accumulated += 1
-        if self.accumulated >= accumulation:
-            self.model = self.optim.step(lr, self.model, self.accumulator.grads())
-            self.accumulated = 0
+        if accumulation is not None:  # sum n iterations' gradients, then step once
+            self.accumulator.accumulate(self.model, grads)
+            self.accumulated += 1
+            if self.accumulated < accumulation:
+                return
+            grads, self.accumulated = self.accumulator.grads(), 0
+        if self.context.enabled:  # only optimizer steps communicate
+            all_reduce_mean([grad for _, grad in grads.items()], self.context.world_size)
+        self.model = self.optim.step(lr, self.model, grads)
+
+    def _stop_requested(self, iteration: int) -> bool:
+        """Whether to stop after this iteration; with several ranks, rank 0 decides for all."""
+        stop = self.options.interrupter.should_stop()
+        if not self.context.enabled:
+            return stop
+        return iteration % self.processor.sync_every == 0 and self.context.agree(stop)
 
     def _metadata(self, loader: Any, epoch: int, iteration: int, total: int, lr: float | None):
         items_total = _num_items(loader)
@@ -184,7 +197,7 @@ class Learner:
         strategy = self.options.early_stopping
         if strategy is None:
             return False
-        stop = strategy.should_stop(epoch, self.options.store())
+        stop = self.context.agree(strategy.should_stop(epoch, self.options.store()))
         if stop:
             log.info("Early stopping after epoch %d.", epoch)
         return stop
@@ -210,6 +223,7 @@ class Learner:
             "checkpointing_strategy": _record_of(self.options.checkpointing_strategy),
             "accumulator": self.accumulator.to_record() if self.accumulated else None,
             "accumulated": self.accumulated,
+            "world_size": self.context.world_size,
         }
 
     def _log_epoch(self, split: str) -> int:
@@ -229,6 +243,9 @@ class Learner:
         checkpointer = self.options.checkpointer
         if checkpointer is None:
             return
+        self.processor.flush(self.position.epoch)  # a collective with several ranks
+        if not self.context.is_main:
+            return
         point = CheckpointId(self.position.epoch, self.position.iteration)
         checkpointer.save(point, self._records())
         for older in checkpointer.committed():
@@ -240,6 +257,9 @@ class Learner:
         if checkpointer is None:
             return
         actions = self.options.checkpointing_strategy.checkpointing(epoch, self.options.store())
+        self.processor.flush(self.position.epoch)
+        if not self.context.is_main:
+            return
         if any(action.is_save for action in actions):  # save first: never zero checkpoints
             checkpointer.save(CheckpointId(epoch), self._records())
         for action in actions:
@@ -250,7 +270,9 @@ class Learner:
                 checkpointer.delete(older)
 
     def _restore(self) -> None:
-        point = find_resume_point(self.options)
+        point = find_resume_point(
+            self.options, clean=self.context.is_main, wait=self.context.barrier
+        )
         if point is None:
             return
         self._load_point(point)
@@ -285,6 +307,8 @@ class Learner:
         running = {_TRAIN: self.position.phase == _TRAIN, _VALID: self.position.phase == _VALID}
         for split, loader in zip((_TRAIN, _VALID), self.dataloaders):
             record = records["start" if running[split] else "now"].get(split)
+            if record is not None and not running[split]:
+                record = {"epoch": record["epoch"]}  # a finished epoch: any world size
             if record is not None:
                 loader.load_record(record)
 
@@ -295,29 +319,39 @@ class Learner:
 
     def _discard_valid_epoch(self) -> None:
         """Forget an interrupted validation: it is run again in full on resume."""
-        state = self.processor.splits[_VALID]
-        state.pending.clear()
-        for metric in state.metrics:
-            metric.clear()
-        state.logger.truncate_to(self._valid_start)
+        self.processor.clear(_VALID)
+        self.processor.splits[_VALID].logger.truncate_to(self._valid_start)
 
     # -- set-up ----------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def _session(self) -> Iterator[None]:
         options = self.options
-        options.artifact_dir.mkdir(parents=True, exist_ok=True)
+        if self.context.is_main:
+            options.artifact_dir.mkdir(parents=True, exist_ok=True)
+        else:  # only rank 0 writes files and draws; the others keep the same logs in memory
+            options.loggers = {s: InMemoryMetricLogger() for s in (_TRAIN, _VALID)}
+            options.renderer, options.application_logger = SilentRenderer(), None
         self.processor = MetricsProcessor(
             [
                 SplitMetrics(_TRAIN, options.metrics[_TRAIN], options.loggers[_TRAIN]),
                 SplitMetrics(_VALID, options.metrics[_VALID], options.loggers[_VALID]),
             ],
             options.renderer,
+            reduce=self.context.reducer(),
         )
         with contextlib.ExitStack() as stack:
             if options.application_logger is not None:
                 options.application_logger.install()
                 stack.callback(options.application_logger.uninstall)
+            if self.context.enabled:
+                log.info(
+                    "Distributed training: rank %d of %d on %s; rank 0 writes logs and "
+                    "checkpoints.",
+                    self.context.rank,
+                    self.context.world_size,
+                    self.context.device,
+                )
             stack.enter_context(options.interrupter.catch_sigint())
             stack.enter_context(_deterministic(options.deterministic))
             options.renderer.start(options.num_epochs, options.interrupter)
@@ -327,8 +361,6 @@ class Learner:
 
     def _close_loggers(self) -> None:
         for state in self.processor.splits.values():
-            with contextlib.suppress(Exception):
-                self.processor._drain(state, self.position.epoch, None)
             state.logger.flush()
 
     def _dataloaders(self, train: Any, valid_loader: Any) -> tuple[Any, Any]:
@@ -339,11 +371,19 @@ class Learner:
                 "`fit` needs a train and a valid data loader. Pass them to "
                 "`learner.fit(dataloader_train, dataloader_valid)` or to `LearnerBuilder.build`."
             )
-        device = self.options.devices[0] if self.options.devices else None
+        device = self.context.device
         if device is not None:
             train, valid_loader = (_to_device(d, device) for d in (train, valid_loader))
+        if self.context.enabled:
+            train, valid_loader = (self.context.shard(d) for d in (train, valid_loader))
         self.dataloaders = (train, valid_loader)
         return train, valid_loader
+
+    def _place_model(self) -> None:
+        """Under torch.distributed: the rank's device, and rank 0's initial parameters."""
+        if self.context.enabled:
+            self.model.to(self.context.device)
+            self.context.broadcast_module(self.model)
 
     def _check_model(self) -> None:
         for method in ("train_step", "valid_step"):
@@ -364,6 +404,10 @@ class Learner:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+
+def _first(devices: list[torch.device]) -> torch.device | None:
+    return devices[0] if devices else None
 
 
 def _iterate(loader: Any, skip: int):

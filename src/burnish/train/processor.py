@@ -5,12 +5,20 @@ Each iteration only calls `metric.update` and keeps the returned entries (device
 values are copied to the host in one transfer when the renderer is due (~10 Hz), when
 `_MAX_PENDING` iterations are waiting, and at the end of each epoch: never one sync per metric
 per iteration.
+
+Under `torch.distributed` (a `reduce` function is given) every rank drains at the same
+iterations — every `sync_every` iterations and at the end of each epoch — and the entries are
+summed over the ranks in one all-reduce, so every rank logs the values one process would have
+computed over all ranks' items.
+
+The epoch value of a metric is the count-weighted mean of its logged entries — exactly what
+`LearnerSummary`, checkpoint strategies and early stopping read back from the logs.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -22,6 +30,8 @@ __all__ = ["MetricsProcessor", "SplitMetrics"]
 
 _MAX_PENDING = 256
 
+Reduce = Callable[[torch.Tensor], torch.Tensor]
+
 
 @dataclasses.dataclass
 class SplitMetrics:
@@ -32,18 +42,35 @@ class SplitMetrics:
     logger: Any  # MetricLogger
     pending: list[list[NumericEntry]] = dataclasses.field(default_factory=list)
     text: dict[str, str] = dataclasses.field(default_factory=dict)
+    # Per numeric metric, the epoch's sum of value * count and of count over logged entries.
+    totals: list[list[float]] = dataclasses.field(default_factory=list)
 
-    @property
-    def numeric(self) -> list[Numeric]:
-        return [m for m in self.metrics if isinstance(m, Numeric)]
+    def __post_init__(self) -> None:
+        self.numeric: list[Numeric] = [m for m in self.metrics if isinstance(m, Numeric)]
+        self.totals = [[0.0, 0.0] for _ in self.numeric]
 
 
 class MetricsProcessor:
-    """Updates metrics per iteration; logs and renders them in batched read-backs."""
+    """Updates metrics per iteration; logs and renders them in batched read-backs.
 
-    def __init__(self, splits: Sequence[SplitMetrics], renderer: MetricsRenderer) -> None:
+    Args:
+        splits: the metrics and logger of each split.
+        renderer: the dashboard.
+        reduce: sums a tensor over the ranks in place (distributed runs), or None.
+        sync_every: with `reduce`, drain every this many iterations (all ranks alike).
+    """
+
+    def __init__(
+        self,
+        splits: Sequence[SplitMetrics],
+        renderer: MetricsRenderer,
+        reduce: Reduce | None = None,
+        sync_every: int = 16,
+    ) -> None:
         self.splits = {s.split: s for s in splits}
         self.renderer = renderer
+        self.reduce = reduce
+        self.sync_every = sync_every
 
     def process(
         self, split: str, item: Any, metadata: MetricMetadata, progress: TrainingProgress
@@ -58,27 +85,37 @@ class MetricsProcessor:
             elif entry is not None:
                 state.text[metric.name] = entry.formatted
         state.pending.append(row)
-        render = self.renderer.due()
-        if render or len(state.pending) >= _MAX_PENDING:
+        if self.reduce is None:
+            render = self.renderer.due()
+            drain = render or len(state.pending) >= _MAX_PENDING
+        else:  # the same iterations on every rank: draining is a collective
+            drain = len(state.pending) >= self.sync_every
+            render = drain and self.renderer.due()
+        if drain:
             self._drain(state, metadata.epoch, progress if render else None)
 
     def end_epoch(self, split: str, epoch: int) -> dict[str, float]:
         """Write the epoch's remaining entries, close its logs, clear the metrics.
 
         Returns:
-            The epoch value of each numeric metric (batch-size-weighted mean).
+            The epoch value of each numeric metric: the count-weighted mean of its entries.
         """
         state = self.splits[split]
         self._drain(state, epoch, None)
-        values = dict(
-            zip([m.name for m in state.numeric], _to_host([m.value() for m in state.numeric]))
-        )
+        values = {m.name: _mean(total) for m, total in zip(state.numeric, state.totals)}
         state.logger.end_epoch(epoch)
         self.renderer.end_epoch(split, epoch, values)
+        self.clear(split)
+        return values
+
+    def clear(self, split: str) -> None:
+        """Forget the split's epoch: metrics, pending entries and totals."""
+        state = self.splits[split]
         for metric in state.metrics:
             metric.clear()
+        state.pending.clear()
         state.text.clear()
-        return values
+        state.totals = [[0.0, 0.0] for _ in state.numeric]
 
     def flush(self, epoch: int) -> None:
         """Write every pending entry and flush the loggers (before a checkpoint)."""
@@ -89,39 +126,65 @@ class MetricsProcessor:
     def to_record(self) -> dict[str, Any]:
         """The metrics' mid-epoch state; call `flush` first."""
         return {
-            split: {m.name: m.to_record() for m in state.metrics}
+            split: {
+                "metrics": {m.name: m.to_record() for m in state.metrics},
+                "totals": [list(total) for total in state.totals],
+            }
             for split, state in self.splits.items()
         }
 
     def load_record(self, record: dict[str, Any]) -> None:
         for split, state in self.splits.items():
+            saved = record.get(split, {})
             for metric in state.metrics:
-                if metric.name in record.get(split, {}):
-                    metric.load_record(record[split][metric.name])
+                if metric.name in saved.get("metrics", {}):
+                    metric.load_record(saved["metrics"][metric.name])
+            if len(saved.get("totals", [])) == len(state.numeric):
+                state.totals = [[float(a), float(b)] for a, b in saved["totals"]]
 
     def _drain(self, state: SplitMetrics, epoch: int, progress: TrainingProgress | None) -> None:
         numeric = state.numeric
-        if not state.pending and progress is None:
+        if not state.pending and progress is None:  # pending is the same length on every rank
             return
         values = [entry.value for row in state.pending for entry in row]
         running = [m.value() for m in numeric] if progress is not None else []
         host = _to_host(values + running)
-        rows, running_host = host[: len(values)], host[len(values) :]
+        counts = [entry.count for row in state.pending for entry in row]
+        rows, counts = self._reduced(host[: len(values)], counts)
         width = len(numeric)
         for j, metric in enumerate(numeric):
             entries = [
-                NumericEntry(rows[i * width + j], row[j].count)
-                for i, row in enumerate(state.pending)
+                NumericEntry(rows[i * width + j], counts[i * width + j])
+                for i in range(len(state.pending))
             ]
+            for entry in entries:
+                state.totals[j][0] += entry.value * entry.count
+                state.totals[j][1] += entry.count
             if entries:
                 state.logger.log(metric.name, epoch, entries)
         if progress is not None:
             current = rows[-width:] if rows else [float("nan")] * width
-            numeric_view = {m.name: (current[j], running_host[j]) for j, m in enumerate(numeric)}
-            self.renderer.render(
-                RenderSnapshot(state.split, progress, numeric_view, dict(state.text))
-            )
+            running_host = host[len(values) :]
+            view = {m.name: (current[j], running_host[j]) for j, m in enumerate(numeric)}
+            self.renderer.render(RenderSnapshot(state.split, progress, view, dict(state.text)))
         state.pending.clear()
+
+    def _reduced(self, values: list[float], counts: list[int]) -> tuple[list[float], list[int]]:
+        """Entries summed over the ranks: value = sum(value * count) / sum(count)."""
+        if self.reduce is None:
+            return values, counts
+        table = torch.tensor(
+            [[v * c, float(c)] for v, c in zip(values, counts)], dtype=torch.float64
+        ).reshape(-1, 2)
+        table = self.reduce(table)
+        weighted, total = table[:, 0].tolist(), table[:, 1].tolist()
+        return [w / t if t else float("nan") for w, t in zip(weighted, total)], [
+            int(t) for t in total
+        ]
+
+
+def _mean(total: list[float]) -> float:
+    return total[0] / total[1] if total[1] else float("nan")
 
 
 def _to_host(values: list[Any]) -> list[float]:

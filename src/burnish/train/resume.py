@@ -25,13 +25,18 @@ class ResumePoint:
     records: dict[str, Any]
 
 
-def find_resume_point(options: Any) -> ResumePoint | None:
+def find_resume_point(options: Any, clean: bool = True, wait: Any = None) -> ResumePoint | None:
     """Load the checkpoint the options ask for; None for a fresh start.
 
     `checkpoint(epoch)` loads exactly that epoch's checkpoint. `checkpoint("latest")` and
     `resume()` take the newest committed checkpoint that verifies, falling back to older ones
     (with a warning) when a newer one is corrupt; `resume()` alone starts fresh when the run has
     no checkpoint at all.
+
+    Args:
+        options: the learner's options.
+        clean: remove incomplete checkpoint directories first (rank 0 only).
+        wait: called after cleaning, before reading (a barrier with several ranks).
 
     Raises:
         CheckpointError: if the requested checkpoint is missing or corrupt, or every
@@ -42,9 +47,11 @@ def find_resume_point(options: Any) -> ResumePoint | None:
         return None
     checkpointer = options.checkpointer
     _warn_if_approximate(checkpointer.recorder)
-    removed = checkpointer.clean_incomplete()
+    removed = checkpointer.clean_incomplete() if clean else []
     if removed:
         log.warning("Removed incomplete checkpoints left by a crash: %s", ", ".join(removed))
+    if wait is not None:
+        wait()
     if isinstance(wanted, int):
         point = CheckpointId(wanted)
         return ResumePoint(point, _load(checkpointer, point, options))

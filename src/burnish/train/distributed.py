@@ -1,0 +1,199 @@
+"""Training on several processes with `torch.distributed` (Burn's multi-device learner).
+
+The same script runs alone or under `torchrun --nproc_per_node=N`: `DistributedContext.detect()`
+reads torchrun's environment, joins the process group (NCCL for CUDA, Gloo for CPU) with a
+timeout, and gives each rank its device. The learner then:
+
+- shards every epoch of burnish data loaders across ranks (`DataLoader.shard`, seeded);
+- averages the gradients a `train_step` returns over the ranks before each optimizer step, in a
+  few flat buckets (Burn's DDP all-reduces the gradients the backward pass returns; torch's
+  `DistributedDataParallel` reducer cannot, because `train_step` runs backward inside the step);
+  accumulated iterations do not communicate, only the optimizer step does;
+- sums every metric entry over the ranks, so logged values equal one process over the same items;
+- writes logs and checkpoints and draws the dashboard on rank 0 only.
+
+See docs/distributed.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from burnish.train.renderer.base import MetricsRenderer
+
+__all__ = ["DistributedContext", "SilentRenderer", "all_reduce_mean"]
+
+log = logging.getLogger("burnish.train")
+
+_BUCKET_BYTES = 25 * 1024 * 1024  # as DistributedDataParallel's default bucket_cap_mb
+
+
+@dataclasses.dataclass(frozen=True)
+class DistributedContext:
+    """Where this process stands in a run: rank, world size and its device."""
+
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+    device: torch.device | None = None
+
+    @property
+    def enabled(self) -> bool:
+        """True when the run has several processes."""
+        return self.world_size > 1
+
+    @property
+    def is_main(self) -> bool:
+        """True on the process that writes logs and checkpoints (rank 0)."""
+        return self.rank == 0
+
+    @classmethod
+    def detect(cls, device: torch.device | None = None) -> DistributedContext:
+        """The context of this process; joins torchrun's process group when there is one.
+
+        Args:
+            device: the device asked for with `LearnerBuilder.devices`; under torchrun a CUDA
+                device becomes `cuda:<LOCAL_RANK>`.
+
+        Raises:
+            RuntimeError: if torchrun's environment is incomplete.
+        """
+        world_size = int(os.environ.get("WORLD_SIZE", "1"))
+        if dist.is_available() and dist.is_initialized():
+            world_size = dist.get_world_size()
+        if world_size <= 1:
+            return cls(device=device)
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        device = _rank_device(device, local_rank)
+        if not dist.is_initialized():
+            _init_process_group(device)
+        return cls(dist.get_rank(), dist.get_world_size(), local_rank, device)
+
+    def broadcast_module(self, module: torch.nn.Module) -> None:
+        """Give every rank rank 0's parameters and buffers."""
+        if not self.enabled:
+            return
+        with torch.no_grad():
+            for tensor in [*module.parameters(), *module.buffers()]:
+                dist.broadcast(tensor.data, src=0)
+
+    def agree(self, flag: bool) -> bool:
+        """Rank 0's value of `flag`, on every rank (for decisions all ranks must share)."""
+        if not self.enabled:
+            return flag
+        value = torch.tensor([int(flag)], device=_collective_device(self.device))
+        dist.broadcast(value, src=0)
+        return bool(value.item())
+
+    def barrier(self) -> None:
+        if self.enabled:
+            dist.barrier()
+
+    def reducer(self) -> Callable[[torch.Tensor], torch.Tensor] | None:
+        """A function summing a CPU tensor over the ranks (None when alone)."""
+        if not self.enabled:
+            return None
+        device = _collective_device(self.device)
+
+        def reduce(tensor: torch.Tensor) -> torch.Tensor:
+            on_device = tensor.to(device)
+            dist.all_reduce(on_device)
+            return on_device.cpu()
+
+        return reduce
+
+    def shard(self, loader: Any) -> Any:
+        """This rank's share of a burnish data loader's epochs.
+
+        A loader without `shard` (e.g. `torch.utils.data.DataLoader`) is used as it is: give it
+        a `DistributedSampler` yourself — burnish never replaces a user's sampler.
+        """
+        if not self.enabled:
+            return loader
+        if hasattr(loader, "shard"):
+            return loader.shard(self.rank, self.world_size)
+        log.warning(
+            "%s has no `shard`: every rank iterates it as it is. Give it a "
+            "torch.utils.data.DistributedSampler, or use burnish's DataLoaderBuilder.",
+            type(loader).__name__,
+        )
+        return loader
+
+
+def all_reduce_mean(tensors: list[torch.Tensor], world_size: int) -> None:
+    """Average `tensors` over the ranks, in place, with one all-reduce per ~25 MB bucket."""
+    for bucket in _buckets(tensors):
+        flat = torch.cat([t.reshape(-1) for t in bucket])
+        dist.all_reduce(flat)
+        flat.div_(world_size)
+        offset = 0
+        for tensor in bucket:
+            tensor.copy_(flat[offset : offset + tensor.numel()].view_as(tensor))
+            offset += tensor.numel()
+
+
+def _buckets(tensors: list[torch.Tensor]) -> list[list[torch.Tensor]]:
+    """Group tensors of one dtype and device into buckets of about `_BUCKET_BYTES`."""
+    groups: dict[tuple[torch.dtype, torch.device], list[list[torch.Tensor]]] = {}
+    for tensor in tensors:
+        buckets = groups.setdefault((tensor.dtype, tensor.device), [[]])
+        size = sum(t.numel() * t.element_size() for t in buckets[-1])
+        if buckets[-1] and size + tensor.numel() * tensor.element_size() > _BUCKET_BYTES:
+            buckets.append([])
+        buckets[-1].append(tensor)
+    return [bucket for buckets in groups.values() for bucket in buckets if bucket]
+
+
+def _rank_device(device: torch.device | None, local_rank: int) -> torch.device:
+    if device is not None and device.type == "cuda":
+        torch.cuda.set_device(local_rank)
+        return torch.device("cuda", local_rank)
+    return device or torch.device("cpu")
+
+
+def _init_process_group(device: torch.device) -> None:
+    for name in ("RANK", "MASTER_ADDR", "MASTER_PORT"):
+        if name not in os.environ:
+            raise RuntimeError(
+                f"WORLD_SIZE is {os.environ['WORLD_SIZE']} but {name} is not set. Launch the "
+                "script with `torchrun --nproc_per_node=N script.py` (it sets them all)."
+            )
+    seconds = float(os.environ.get("BURNISH_DIST_TIMEOUT", "300"))
+    backend = "nccl" if device.type == "cuda" else "gloo"
+    dist.init_process_group(backend, timeout=datetime.timedelta(seconds=seconds))
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    log.info("Joined the process group: rank %d of %d (%s).", rank, world_size, backend)
+
+
+def _collective_device(device: torch.device | None) -> torch.device:
+    """The device collectives run on: the rank's CUDA device with NCCL, else the CPU."""
+    if dist.is_initialized() and dist.get_backend() == "nccl":
+        return device if device is not None and device.type == "cuda" else torch.device("cuda")
+    return torch.device("cpu")
+
+
+class SilentRenderer(MetricsRenderer):
+    """The renderer of ranks other than 0: draws nothing."""
+
+    def start(self, num_epochs: int, interrupter: Any) -> None:
+        pass
+
+    def due(self) -> bool:
+        return False
+
+    def render(self, snapshot: Any) -> None:
+        pass
+
+    def end_epoch(self, split: str, epoch: int, values: dict[str, float]) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

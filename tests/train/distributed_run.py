@@ -1,0 +1,90 @@
+"""A training script for the torch.distributed tests: the same file runs alone or under
+`torchrun --nproc_per_node=N` (nothing in it changes).
+
+    python tests/train/distributed_run.py ARTIFACT_DIR OUT [--epochs N] [--batch-size B]
+        [--resume-epoch E] [--custom-loop] [--crash-at ITERATION]
+
+Rank 0 writes the final parameters to OUT. `--crash-at` makes rank 1 raise at that iteration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("BURNISH_DATASETS", str(REPO / "data"))
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+import burnish as bn  # noqa: E402
+from burnish.optim import GradientsParams, SgdConfig  # noqa: E402
+from burnish.record import DefaultRecorder  # noqa: E402
+from burnish.train.renderer import CliMetricsRenderer  # noqa: E402
+
+from tests.train.support import Mlp, builder, loaders  # noqa: E402
+
+
+class CrashingMlp(Mlp):
+    def __init__(self, crash_at: int) -> None:
+        super().__init__()
+        self.crash_at, self.calls = crash_at, 0
+
+    def train_step(self, batch):
+        self.calls += 1
+        if self.calls == self.crash_at and int(os.environ.get("RANK", "0")) == 1:
+            raise RuntimeError("rank 1 failed on purpose")
+        return super().train_step(batch)
+
+
+def learner_run(args) -> torch.nn.Module:
+    bn.seed(3)
+    model = CrashingMlp(args.crash_at) if args.crash_at else Mlp()
+    b = builder(args.artifact_dir, epochs=args.epochs, recorder=DefaultRecorder()).renderer(
+        CliMetricsRenderer(file=sys.stderr)
+    )
+    if args.resume_epoch:
+        b = b.checkpoint(args.resume_epoch)
+    learner = b.build(model, SgdConfig().init(), 0.1)
+    train, valid = loaders(batch_size=args.batch_size, train_items=256, valid_items=64)
+    return learner.fit(train, valid).model
+
+
+def custom_loop(args) -> torch.nn.Module:
+    """The Burn book's custom loop on a DistributedDataParallel model."""
+    dist.init_process_group("gloo")
+    bn.seed(3)
+    model = torch.nn.parallel.DistributedDataParallel(Mlp())
+    optim = SgdConfig().init()
+    train, _ = loaders(batch_size=args.batch_size, train_items=256, valid_items=64)
+    train = train.shard(dist.get_rank(), dist.get_world_size())
+    for _ in range(args.epochs):
+        for batch in train.iter():
+            loss = torch.nn.functional.cross_entropy(model(batch.images), batch.targets)
+            grads = GradientsParams.from_grads(bn.backward(loss), model)
+            model = optim.step(0.1, model, grads)
+    return model.module
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("artifact_dir")
+    parser.add_argument("out")
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--resume-epoch", type=int, default=0)
+    parser.add_argument("--custom-loop", action="store_true")
+    parser.add_argument("--crash-at", type=int, default=0)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    model = custom_loop(args) if args.custom_loop else learner_run(args)
+    if int(os.environ.get("RANK", "0")) == 0:
+        torch.save(model.state_dict(), args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""torch.distributed on CPU with Gloo: two real processes under torchrun train like one process
+on the concatenated batches; only rank 0 writes; a crashing rank fails the run; resume works."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+SCRIPT = Path(__file__).with_name("distributed_run.py")
+pytestmark = pytest.mark.slow
+
+
+def torchrun(*args: str, nproc: int = 2, timeout: float = 240) -> subprocess.CompletedProcess:
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={nproc}",
+        str(SCRIPT),
+        *args,
+    ]
+    env = {**__import__("os").environ, "BURNISH_DIST_TIMEOUT": "60", "OMP_NUM_THREADS": "1"}
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def single(*args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, str(SCRIPT), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=240)
+
+
+def check(result: subprocess.CompletedProcess) -> None:
+    assert result.returncode == 0, result.stderr[-4000:]
+
+
+def assert_params_close(a: Path, b: Path, atol: float = 1e-6) -> None:
+    first, second = torch.load(a), torch.load(b)
+    assert first.keys() == second.keys()
+    for key in first:
+        torch.testing.assert_close(first[key], second[key], atol=atol, rtol=0)
+
+
+@pytest.fixture(scope="module")
+def one_process(tmp_path_factory):
+    """One process, batch 32: what two ranks of batch 16 must reproduce."""
+    directory = tmp_path_factory.mktemp("single")
+    check(single(str(directory / "artifacts"), str(directory / "final.pt"), "--batch-size", "32"))
+    return directory
+
+
+def test_two_ranks_equal_one_process_on_the_concatenated_batches(one_process, tmp_path):
+    check(torchrun(str(tmp_path / "artifacts"), str(tmp_path / "final.pt")))
+    assert_params_close(tmp_path / "final.pt", one_process / "final.pt")
+    # Metrics are reduced over the ranks: the logs equal one process over the same items.
+    for split, lines in (("train", 8), ("valid", 2)):
+        for epoch in (1, 2):
+            ours = (tmp_path / f"artifacts/{split}/epoch-{epoch}/Loss.log").read_text()
+            theirs = (one_process / f"artifacts/{split}/epoch-{epoch}/Loss.log").read_text()
+            ours_pairs = [tuple(map(float, line.split(","))) for line in ours.splitlines()]
+            theirs_pairs = [tuple(map(float, line.split(","))) for line in theirs.splitlines()]
+            assert len(ours_pairs) == lines  # written once, by rank 0 only
+            for (v1, c1), (v2, c2) in zip(ours_pairs, theirs_pairs):
+                assert c1 == c2 and abs(v1 - v2) < 1e-5
+    log = (tmp_path / "artifacts" / "experiment.log").read_text()
+    assert "rank 0 of 2" in log and "rank 1 of 2" not in log
+    assert sorted(p.name for p in (tmp_path / "artifacts" / "checkpoint").iterdir()) == [
+        "epoch-1",
+        "epoch-2",
+    ]
+
+
+def test_resume_under_two_ranks_and_on_another_world_size(tmp_path):
+    straight = tmp_path / "straight"
+    check(torchrun(str(straight / "artifacts"), str(straight / "final.pt")))
+    resumed = tmp_path / "resumed"
+    check(torchrun(str(resumed / "artifacts"), str(resumed / "final.pt"), "--epochs", "1"))
+    check(torchrun(str(resumed / "artifacts"), str(resumed / "final.pt"), "--resume-epoch", "1"))
+    assert_params_close(resumed / "final.pt", straight / "final.pt", atol=0)
+    # The epoch checkpoint of a 2-rank run loads in one process (batch 32 = 2 x 16).
+    check(
+        single(
+            str(resumed / "artifacts"),
+            str(tmp_path / "one.pt"),
+            "--resume-epoch",
+            "1",
+            "--batch-size",
+            "32",
+        )
+    )
+    assert_params_close(tmp_path / "one.pt", straight / "final.pt", atol=1e-5)
+
+
+def test_custom_loop_on_a_ddp_model(one_process, tmp_path):
+    check(torchrun(str(tmp_path / "artifacts"), str(tmp_path / "final.pt"), "--custom-loop"))
+    assert_params_close(tmp_path / "final.pt", one_process / "final.pt")
+
+
+def test_a_crashing_rank_fails_the_run_instead_of_hanging(tmp_path):
+    result = torchrun(str(tmp_path / "artifacts"), str(tmp_path / "final.pt"), "--crash-at", "3")
+    assert result.returncode != 0
+    assert "rank 1 failed on purpose" in result.stderr
+    assert not (tmp_path / "final.pt").exists()
