@@ -24,6 +24,7 @@ from burnish.data.dataset import PartialDataset
 from burnish.data.dataset.vision import MnistDataset
 from burnish.nn.loss import CrossEntropyLoss
 from burnish.optim import AdamConfig, GradientsParams
+
 from examples.mnist.data import MnistBatcher
 from examples.mnist.model import ModelConfig
 

@@ -25,6 +25,7 @@ from burnish.data.dataset import PartialDataset
 from burnish.data.dataset.vision import MnistDataset
 from burnish.nn.loss import CrossEntropyLoss
 from burnish.optim import AdamConfig, GradientsParams, MomentumConfig, Optimizer, SgdConfig
+
 from examples.mnist.data import MnistBatch, MnistBatcher
 from examples.mnist.model import Model, ModelConfig
 

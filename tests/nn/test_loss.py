@@ -15,6 +15,7 @@ from burnish.nn.loss import (
     MseLoss,
     Reduction,
 )
+
 from tests.helpers import assert_close
 
 gen = torch.Generator().manual_seed(0)

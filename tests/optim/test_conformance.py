@@ -24,6 +24,7 @@ from burnish.optim import (
     SgdConfig,
     WeightDecayConfig,
 )
+
 from tests.helpers import assert_close, tiny_model
 
 # (config, learning rate that converges on the quadratic within 200 steps)

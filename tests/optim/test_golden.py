@@ -26,6 +26,7 @@ from burnish.optim import (
     SgdConfig,
     WeightDecayConfig,
 )
+
 from tests.helpers import assert_close
 
 GOLDEN = json.loads((Path(__file__).parents[1] / "golden" / "optim_golden.json").read_text())

@@ -17,6 +17,7 @@ from burnish.optim import (
 from burnish.optim import (
     grads as grads_module,
 )
+
 from tests.helpers import assert_close, tiny_model
 
 

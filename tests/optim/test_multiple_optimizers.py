@@ -14,6 +14,7 @@ from torch import nn
 
 import burnish as bn
 from burnish.optim import AdamConfig, GradientsParams, MomentumConfig, SgdConfig
+
 from tests.helpers import assert_close
 
 

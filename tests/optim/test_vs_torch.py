@@ -24,6 +24,7 @@ from burnish.optim import (
     SgdConfig,
     WeightDecayConfig,
 )
+
 from tests.helpers import assert_close, tiny_model
 
 LRS = [0.05, 0.02, 0.01, 0.03]

@@ -2,11 +2,12 @@
 
 import pytest
 import torch
-from examples.mnist.data import MnistBatch, MnistBatcher
 
 from burnish.data.dataloader import DataLoaderBuilder
 from burnish.data.dataset import MapperDataset
 from burnish.data.dataset.vision import MnistDataset
+
+from examples.mnist.data import MnistBatch, MnistBatcher
 
 
 @pytest.fixture(scope="module")

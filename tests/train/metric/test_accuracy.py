@@ -11,6 +11,7 @@ from burnish.train.metric import (
     TopKAccuracyInput,
     TopKAccuracyMetric,
 )
+
 from tests.train.metric.common import metadata
 
 # burn-train acc.rs / top_k_acc.rs tests

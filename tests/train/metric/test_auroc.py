@@ -9,6 +9,7 @@ from sklearn.metrics import roc_auc_score
 
 from burnish.train.metric import AurocInput, AurocMetric
 from burnish.train.metric.auroc import binary_auroc
+
 from tests.train.metric.common import metadata
 
 

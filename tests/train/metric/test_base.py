@@ -20,6 +20,7 @@ from burnish.train.metric import (
     adapt,
     format_float,
 )
+
 from tests.train.metric.common import metadata
 
 

@@ -12,6 +12,7 @@ from burnish.train.metric import (
     PrecisionMetric,
     RecallMetric,
 )
+
 from tests.train.metric.common import (
     BINARY_SCORES,
     BINARY_TARGETS,

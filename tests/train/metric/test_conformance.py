@@ -44,6 +44,7 @@ from burnish.train.metric import (
     TopKAccuracyInput,
     TopKAccuracyMetric,
 )
+
 from tests.helpers import assert_close
 from tests.train.metric.common import metadata, no_host_sync, weighted_mean
 

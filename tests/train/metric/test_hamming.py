@@ -7,6 +7,7 @@ import torch
 from sklearn.metrics import hamming_loss
 
 from burnish.train.metric import HammingScore, HammingScoreInput
+
 from tests.train.metric.common import MULTILABEL_SCORES, MULTILABEL_TARGETS, metadata
 
 

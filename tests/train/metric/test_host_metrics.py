@@ -18,6 +18,7 @@ from burnish.train.metric import (
     NumericEntry,
     speed,
 )
+
 from tests.train.metric.common import metadata
 
 

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from burnish.train.metric import LossInput, LossMetric
+
 from tests.train.metric.common import metadata
 
 

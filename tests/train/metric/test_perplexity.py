@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from burnish.train.metric import PerplexityInput, PerplexityMetric
+
 from tests.train.metric.common import metadata
 
 

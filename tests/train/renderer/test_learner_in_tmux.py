@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.train.renderer.test_tmux import REPO, Tmux, pytestmark, tmux  # noqa: F401
+from tests.train.renderer.test_tmux import REPO, Tmux, pytestmark  # noqa: F401
 
 
 def test_q_stops_the_mnist_example_with_a_checkpoint(tmux: Tmux, tmp_path: Path) -> None:

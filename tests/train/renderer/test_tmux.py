@@ -54,13 +54,6 @@ class Tmux:
             time.sleep(0.05)
 
 
-@pytest.fixture
-def tmux(tmp_path: Path):
-    server = Tmux(tmp_path / "tmux.sock")
-    yield server
-    subprocess.run(["tmux", "-S", str(server.socket), "kill-server"], capture_output=True)
-
-
 def test_dashboard_in_a_real_terminal(tmux: Tmux, tmp_path: Path) -> None:
     release = tmp_path / "release"
     demo = (
