@@ -166,3 +166,20 @@ def test_gradients_type_is_checked():
     with pytest.raises(TypeError, match=r"Gradients returned by bn\.backward"):
         GradientsParams.from_grads({}, tiny_model())
     assert Gradients.__name__ == "Gradients"
+
+
+def test_accumulator_record_round_trip():
+    import burnish as bn
+    from burnish.optim import GradientsAccumulator, GradientsParams
+
+    model = torch.nn.Linear(3, 2)
+    x = torch.randn(4, 3)
+    accumulator = GradientsAccumulator()
+    accumulator.accumulate(model, GradientsParams.from_grads(bn.backward(model(x).sum()), model))
+    record = accumulator.to_record()
+    restored = GradientsAccumulator().load_record(record, model).grads()
+    original = accumulator.grads()
+    for name in ("weight", "bias"):
+        assert torch.equal(restored.get(name), original.get(name))
+    with pytest.raises(ValueError, match=r"gradients for \['other'\]"):
+        GradientsAccumulator().load_record({"other": torch.zeros(1)}, model)

@@ -169,3 +169,38 @@ def test_misconfiguration_fails_before_the_first_step(tmp_path):
         builder(tmp_path).build(nn.Linear(2, 2), AdamConfig().init(), 1e-3).fit(*loaders())
     with pytest.raises(ValueError, match="need checkpoints"):
         LearnerBuilder(tmp_path).resume().build(Mlp(), AdamConfig().init(), 1e-3)
+
+
+class StopAt(LossMetric):
+    """A metric that asks the learner to stop at a given training iteration (like Ctrl-C)."""
+
+    def __init__(self, interrupter, iteration):
+        super().__init__()
+        self.name, self.interrupter, self.at = "StopAt", interrupter, iteration
+
+    def update(self, item, metadata):
+        if metadata.iteration == self.at and metadata.epoch == 1:
+            self.interrupter.stop("test")
+        return super().update(item, metadata)
+
+
+def test_interrupted_mid_accumulation_then_resumed_is_exact(tmp_path):
+    def run(directory, stop_at=None):
+        bn.seed(8)
+        b = builder(directory, epochs=2, recorder=DefaultRecorder()).grads_accumulation(3).resume()
+        if stop_at is not None:
+            b = b.metric_train_numeric(StopAt(b.interrupter(), stop_at))
+        learner = b.build(Mlp(dropout=0.2), AdamConfig().init(), 1e-3)
+        return learner.fit(*loaders(batch_size=32, train_items=320, valid_items=64))
+
+    straight = run(tmp_path / "straight")
+    stopped = run(tmp_path / "resumed", stop_at=5)  # 5 = one step done, 2 gradients pending
+    assert stopped.interrupted and stopped.epochs_completed == 0
+    assert [p.name for p in (tmp_path / "resumed/checkpoint").iterdir()] == ["epoch-1-iteration-5"]
+    resumed = run(tmp_path / "resumed")
+    for name, tensor in straight.model.state_dict().items():
+        assert torch.equal(tensor, resumed.model.state_dict()[name]), name
+    for relative in ("train/epoch-1/Loss.log", "valid/epoch-2/Accuracy.log"):
+        assert (tmp_path / "resumed" / relative).read_bytes() == (
+            tmp_path / "straight" / relative
+        ).read_bytes()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from torch import nn
 
 from burnish.optim.params import GradientsParams, named_parameters
@@ -44,3 +46,26 @@ class GradientsAccumulator:
 
     def __len__(self) -> int:
         return len(self._grads)
+
+    def to_record(self) -> dict[str, Any]:
+        """The running sum keyed by parameter name (copies), for mid-accumulation checkpoints."""
+        return {name: grad.detach().clone() for name, grad in self._grads.items()}
+
+    def load_record(self, record: dict[str, Any], module: nn.Module) -> GradientsAccumulator:
+        """Restore a `to_record()` sum for `module`'s parameters; returns the accumulator.
+
+        Raises:
+            ValueError: if the record names a parameter `module` does not have.
+        """
+        params = dict(named_parameters(module))
+        unknown = sorted(set(record) - set(params))
+        if unknown:
+            raise ValueError(
+                f"The accumulator record has gradients for {unknown}, which "
+                f"{type(module).__name__} does not have. Load it into the model it was taken from."
+            )
+        self._grads = GradientsParams()
+        for name, grad in record.items():
+            param = params[name]
+            self._grads.register(param, grad.to(param.device, param.dtype), name=name)
+        return self

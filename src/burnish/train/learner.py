@@ -299,7 +299,7 @@ class Learner:
                 part.load_record(state[name])
         self.accumulated = state["accumulated"]
         if state["accumulator"] is not None:
-            self.accumulator.load_record(state["accumulator"])
+            self.accumulator.load_record(state["accumulator"], self.model)
 
     def _restore_loaders(self, records: dict[str, Any]) -> None:
         """A split still running restarts from its epoch-start state, else from 'now'."""
