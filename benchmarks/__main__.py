@@ -100,6 +100,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--iterations", type=int, help="training iterations of the overhead benchmark (default 300)"
     )
+    parser.add_argument("--no-lightning", action="store_true", help="skip the Lightning contender")
     parser.add_argument("--output", type=Path, default=Path(__file__).parent / "results.json")
     return parser.parse_args(argv)
 
@@ -108,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     names = args.benchmarks or [n for n in NAMES if n != "compile"]
     runs = args.runs or (3 if args.quick else 5)
-    settings = harness.Settings(runs, args.threads, args.quick, args.iterations)
+    settings = harness.Settings(
+        runs, args.threads, args.quick, args.iterations, not args.no_lightning
+    )
     info = machine()
     print(
         f"machine: {info['nproc']} CPUs, {info['cpu']}, torch {info['torch']}, "

@@ -32,6 +32,7 @@ class Settings:
     threads: int = 1
     quick: bool = False
     iterations: int | None = None  # overrides the benchmark's default number of iterations
+    lightning: bool = True  # run the informational Lightning contender when installed
 
 
 @dataclasses.dataclass

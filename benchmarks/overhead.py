@@ -47,7 +47,8 @@ def lightning_available() -> bool:
 def run(settings: harness.Settings, log) -> list[harness.Row]:
     """Run every contender `settings.runs` times, alternating; rows for time and peak RSS."""
     iterations = settings.iterations or (100 if settings.quick else 300)
-    names = [n for n in CONTENDERS if n != "lightning" or lightning_available()]
+    lightning = settings.lightning and lightning_available()
+    names = [n for n in CONTENDERS if n != "lightning" or lightning]
     contenders = {
         name: (
             lambda name=name: harness.run_child(
@@ -68,9 +69,8 @@ def run(settings: harness.Settings, log) -> list[harness.Row]:
         if row.contender == "lightning":
             row.note = "informational"
     if "lightning" not in names:
-        rows.append(
-            harness.Row(label, "lightning", "epoch time", "s", None, [], note="not installed")
-        )
+        why = "not installed" if settings.lightning else "skipped (--no-lightning)"
+        rows.append(harness.Row(label, "lightning", "epoch time", "s", None, [], note=why))
     return rows
 
 

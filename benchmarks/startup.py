@@ -21,7 +21,7 @@ LIMIT_S = 0.3
 
 
 def run(settings: harness.Settings, log) -> list[harness.Row]:
-    runs = max(settings.runs, 5) if not settings.quick else settings.runs
+    runs = settings.runs
     contenders = {
         name: (
             lambda statement=statement: harness.run_child(

@@ -1,0 +1,55 @@
+"""Smoke test of `python -m benchmarks`: it runs on a tiny setting and writes valid JSON.
+
+Benchmarks are not tests: nothing here looks at how fast anything is.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "benchmarks", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.mark.timeout(300)
+def test_overhead_and_startup_run_and_write_json(tmp_path: Path) -> None:
+    output = tmp_path / "results.json"
+    done = _run(
+        "-b", "overhead", "startup", "--runs", "1", "--iterations", "2", "--no-lightning",
+        "--output", str(output),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(output.read_text())
+    assert result["failures"] == {}
+    assert result["machine"]["nproc"] >= 1 and result["machine"]["torch"]
+    assert result["settings"]["runs"] == 1
+    rows = {(r["benchmark"], r["contender"], r["measure"]): r for r in result["rows"]}
+    for contender in ("plain", "custom", "learner"):
+        row = rows[("overhead (2 it)", contender, "epoch time")]
+        assert row["median"] > 0 and len(row["runs"]) == 1
+        assert rows[("overhead (2 it)", contender, "peak RSS")]["median"] > 10  # MiB
+    assert rows[("overhead (2 it)", "plain", "epoch time")]["ratio"] == 1.0
+    assert rows[("startup", "import burnish", "import time")]["note"].endswith("import torch")
+    assert rows[("overhead (2 it)", "lightning", "epoch time")]["median"] is None
+    assert "overhead (2 it)" in done.stdout and "ratio" in done.stdout  # the table
+
+
+def test_unknown_benchmark_is_refused(tmp_path: Path) -> None:
+    done = _run("-b", "nope", "--output", str(tmp_path / "r.json"), timeout=60)
+    assert done.returncode == 2
+    assert "invalid choice: 'nope'" in done.stderr
+    assert not (tmp_path / "r.json").exists()
