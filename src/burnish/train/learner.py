@@ -8,7 +8,6 @@ stopping. Epochs are 1-based.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -16,9 +15,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from burnish.module import into_record, load_record, valid
+from burnish.module import valid
 from burnish.optim import GradientsAccumulator, GradientsParams
-from burnish.train.checkpoint.file import CheckpointId
+from burnish.train.batch_check import check_batch_device
 from burnish.train.distributed import DistributedContext, SilentRenderer, all_reduce_mean
 from burnish.train.logger import InMemoryMetricLogger
 from burnish.train.metric.base import MetricMetadata, Progress
@@ -26,26 +25,14 @@ from burnish.train.options import LearnerOptions
 from burnish.train.processor import MetricsProcessor, SplitMetrics
 from burnish.train.renderer.base import TrainingProgress
 from burnish.train.result import TrainingResult
-from burnish.train.resume import ResumePoint, find_resume_point
-from burnish.train.rng import load_rng_record, rng_record
+from burnish.train.state import DONE, TRAIN, VALID, LearnerState, Position, loader_record
 
 __all__ = ["Learner"]
 
 log = logging.getLogger("burnish.train")
 
-_TRAIN, _VALID = "train", "valid"
 
-
-@dataclasses.dataclass
-class _Position:
-    """Where the loop is: `phase` is "train" (after `iteration`), "valid" or "done"."""
-
-    epoch: int = 1
-    iteration: int = 0
-    phase: str = _TRAIN
-
-
-class Learner:
+class Learner(LearnerState):
     """Trains a model that implements `train_step`/`valid_step`. Built by `LearnerBuilder`."""
 
     def __init__(
@@ -62,7 +49,7 @@ class Learner:
         self.lr_scheduler = lr_scheduler
         self.options = options
         self.dataloaders = (dataloader_train, dataloader_valid)
-        self.position = _Position()
+        self.position = Position()
         self.accumulator = GradientsAccumulator()
         self.accumulated = 0
         self.processor: MetricsProcessor | None = None
@@ -99,7 +86,7 @@ class Learner:
         interrupter = self.options.interrupter
         while self.position.epoch <= self.options.num_epochs:
             epoch = self.position.epoch
-            if self.position.phase == _TRAIN and not self._train_epoch(train, epoch):
+            if self.position.phase == TRAIN and not self._train_epoch(train, epoch):
                 result.interrupted = True
                 break
             if not self._valid_epoch(valid_loader, epoch):
@@ -107,7 +94,7 @@ class Learner:
                 break
             self._save_epoch_checkpoint(epoch)
             result.epochs_completed = epoch
-            self.position = _Position(epoch + 1)
+            self.position = Position(epoch + 1)
             if self._should_stop_early(epoch):
                 result.stopped_early = True
                 break
@@ -119,47 +106,47 @@ class Learner:
     def _train_epoch(self, loader: Any, epoch: int) -> bool:
         """Run the train split from the current position; False if interrupted."""
         if self.position.iteration == 0:
-            self._loader_records[_TRAIN] = _loader_record(loader)
+            self._loader_records[TRAIN] = loader_record(loader)
         self.model.train()
         lr_scheduler = self.lr_scheduler
         every = self.options.checkpoint_every
-        total = len(loader)
+        sizes = _epoch_sizes(loader)
         start = self.position.iteration
         for iteration, batch in enumerate(_iterate(loader, start), start + 1):
             if iteration == 1:
-                _check_batch_device(batch, self.model)
+                check_batch_device(batch, self.model)
             lr = lr_scheduler.step()
             output = self.model.train_step(batch)
             self._optimize(output, lr)
             self.position.iteration = iteration
-            metadata = self._metadata(loader, epoch, iteration, total, lr)
-            self.processor.process(_TRAIN, output.item, *metadata)
+            metadata = self._metadata(sizes, epoch, iteration, lr)
+            self.processor.process(TRAIN, output.item, *metadata)
             if self._stop_requested(iteration):
                 self._save_iteration_checkpoint()
                 return False
             if every and iteration % every == 0:
                 self._save_iteration_checkpoint()
-        self.processor.end_epoch(_TRAIN, epoch)
-        self.position.phase = _VALID
+        self.processor.end_epoch(TRAIN, epoch)
+        self.position.phase = VALID
         return True
 
     def _valid_epoch(self, loader: Any, epoch: int) -> bool:
         """Run validation on `model.valid()`; False if interrupted (the epoch is redone)."""
-        self._loader_records[_VALID] = _loader_record(loader)
-        self._valid_start = self.processor.splits[_VALID].logger.positions(epoch)
+        self._loader_records[VALID] = loader_record(loader)
+        self._valid_start = self.processor.splits[VALID].logger.positions(epoch)
         model = valid(self.model)
-        total = len(loader)
+        sizes = _epoch_sizes(loader)
         with torch.no_grad():
             for iteration, batch in enumerate(_iterate(loader, 0), 1):
                 item = model.valid_step(batch)
-                metadata = self._metadata(loader, epoch, iteration, total, None)
-                self.processor.process(_VALID, item, *metadata)
+                metadata = self._metadata(sizes, epoch, iteration, None)
+                self.processor.process(VALID, item, *metadata)
                 if self._stop_requested(iteration):
                     self._discard_valid_epoch()
                     self._save_iteration_checkpoint()
                     return False
-        self.processor.end_epoch(_VALID, epoch)
-        self.position.phase = "done"
+        self.processor.end_epoch(VALID, epoch)
+        self.position.phase = DONE
         return True
 
     def _optimize(self, output: Any, lr: float) -> None:
@@ -184,14 +171,12 @@ class Learner:
             return stop
         return iteration % self.processor.sync_every == 0 and self.context.agree(stop)
 
-    def _metadata(self, loader: Any, epoch: int, iteration: int, total: int, lr: float | None):
-        items_total = _num_items(loader)
-        items = min(iteration * _batch_size(loader, items_total, total), items_total)
-        metadata = MetricMetadata(
-            Progress(items, items_total), epoch, self.options.num_epochs, iteration, lr
-        )
-        progress = TrainingProgress(epoch, self.options.num_epochs, iteration, items, items_total)
-        return metadata, progress
+    def _metadata(self, sizes: tuple[int, int], epoch: int, iteration: int, lr: float | None):
+        items_total, batch_size = sizes
+        items = min(iteration * batch_size, items_total)
+        epochs = self.options.num_epochs
+        metadata = MetricMetadata(Progress(items, items_total), epoch, epochs, iteration, lr)
+        return metadata, TrainingProgress(epoch, epochs, iteration, items, items_total)
 
     def _should_stop_early(self, epoch: int) -> bool:
         strategy = self.options.early_stopping
@@ -202,125 +187,10 @@ class Learner:
             log.info("Early stopping after epoch %d.", epoch)
         return stop
 
-    # -- checkpoints -----------------------------------------------------------------------
-
-    def _state_record(self) -> dict[str, Any]:
-        """Everything besides model/optim/scheduler needed to continue exactly from here."""
-        self.processor.flush(self.position.epoch)
-        return {
-            "position": dataclasses.asdict(self.position),
-            "loaders": {
-                "start": dict(self._loader_records),
-                "now": {s: _loader_record(d) for s, d in zip((_TRAIN, _VALID), self.dataloaders)},
-            },
-            "rng": rng_record(),
-            "metrics": self.processor.to_record(),
-            "loggers": {
-                split: state.logger.positions(self._log_epoch(split))
-                for split, state in self.processor.splits.items()
-            },
-            "early_stopping": _record_of(self.options.early_stopping),
-            "checkpointing_strategy": _record_of(self.options.checkpointing_strategy),
-            "accumulator": self.accumulator.to_record() if self.accumulated else None,
-            "accumulated": self.accumulated,
-            "world_size": self.context.world_size,
-        }
-
-    def _log_epoch(self, split: str) -> int:
-        """The epoch a split's log continues with: the next one once the split has ended."""
-        ended = {_TRAIN: (_VALID, "done"), _VALID: ("done",)}[split]
-        return self.position.epoch + (self.position.phase in ended)
-
-    def _records(self) -> dict[str, Any]:
-        return {
-            "model": into_record(self.model),
-            "optim": self.optim.to_record(),
-            "scheduler": self.lr_scheduler.to_record(),
-            "learner": self._state_record(),
-        }
-
-    def _save_iteration_checkpoint(self) -> None:
-        checkpointer = self.options.checkpointer
-        if checkpointer is None:
-            return
-        self.processor.flush(self.position.epoch)  # a collective with several ranks
-        if not self.context.is_main:
-            return
-        point = CheckpointId(self.position.epoch, self.position.iteration)
-        checkpointer.save(point, self._records())
-        for older in checkpointer.committed():
-            if older.iteration is not None and older.sort_key() < point.sort_key():
-                checkpointer.delete(older)
-
-    def _save_epoch_checkpoint(self, epoch: int) -> None:
-        checkpointer = self.options.checkpointer
-        if checkpointer is None:
-            return
-        actions = self.options.checkpointing_strategy.checkpointing(epoch, self.options.store())
-        self.processor.flush(self.position.epoch)
-        if not self.context.is_main:
-            return
-        if any(action.is_save for action in actions):  # save first: never zero checkpoints
-            checkpointer.save(CheckpointId(epoch), self._records())
-        for action in actions:
-            if action.is_delete:
-                checkpointer.delete(CheckpointId(action.epoch))
-        for older in checkpointer.committed():  # mid-epoch checkpoints are superseded
-            if older.iteration is not None and older.epoch <= epoch:
-                checkpointer.delete(older)
-
-    def _restore(self) -> None:
-        point = find_resume_point(
-            self.options, clean=self.context.is_main, wait=self.context.barrier
-        )
-        if point is None:
-            return
-        self._load_point(point)
-        log.info("Resumed from checkpoint %s.", point.checkpoint.name)
-
-    def _load_point(self, point: ResumePoint) -> None:
-        records = point.records
-        device = _model_device(self.model)
-        load_record(self.model, records["model"])
-        self.model.to(device)
-        self.optim.load_record(records["optim"])
-        self.lr_scheduler.load_record(records["scheduler"])
-        state = records["learner"]
-        self.position = _Position(**state["position"])
-        self._restore_loaders(state["loaders"])
-        if self.position.phase == "done":  # an epoch checkpoint: start the next epoch
-            self.position = _Position(self.position.epoch + 1)
-        load_rng_record(state["rng"])
-        self.processor.load_record(state["metrics"])
-        self._restore_logs(state["loggers"])
-        for name in ("early_stopping", "checkpointing_strategy"):
-            part = getattr(self.options, name)
-            if part is not None and state[name] is not None:
-                part.load_record(state[name])
-        self.accumulated = state["accumulated"]
-        if state["accumulator"] is not None:
-            self.accumulator.load_record(state["accumulator"], self.model)
-
-    def _restore_loaders(self, records: dict[str, Any]) -> None:
-        """A split still running restarts from its epoch-start state, else from 'now'."""
-        self._loader_records = dict(records["start"])
-        running = {_TRAIN: self.position.phase == _TRAIN, _VALID: self.position.phase == _VALID}
-        for split, loader in zip((_TRAIN, _VALID), self.dataloaders):
-            record = records["start" if running[split] else "now"].get(split)
-            if record is not None and not running[split]:
-                record = {"epoch": record["epoch"]}  # a finished epoch: any world size
-            if record is not None:
-                loader.load_record(record)
-
-    def _restore_logs(self, positions: dict[str, Any]) -> None:
-        """Drop log lines written after the checkpoint (the loggers remove later epochs too)."""
-        for split, state in self.processor.splits.items():
-            state.logger.truncate_to(positions[split])
-
     def _discard_valid_epoch(self) -> None:
         """Forget an interrupted validation: it is run again in full on resume."""
-        self.processor.clear(_VALID)
-        self.processor.splits[_VALID].logger.truncate_to(self._valid_start)
+        self.processor.clear(VALID)
+        self.processor.splits[VALID].logger.truncate_to(self._valid_start)
 
     # -- set-up ----------------------------------------------------------------------------
 
@@ -330,12 +200,12 @@ class Learner:
         if self.context.is_main:
             options.artifact_dir.mkdir(parents=True, exist_ok=True)
         else:  # only rank 0 writes files and draws; the others keep the same logs in memory
-            options.loggers = {s: InMemoryMetricLogger() for s in (_TRAIN, _VALID)}
+            options.loggers = {s: InMemoryMetricLogger() for s in (TRAIN, VALID)}
             options.renderer, options.application_logger = SilentRenderer(), None
         self.processor = MetricsProcessor(
             [
-                SplitMetrics(_TRAIN, options.metrics[_TRAIN], options.loggers[_TRAIN]),
-                SplitMetrics(_VALID, options.metrics[_VALID], options.loggers[_VALID]),
+                SplitMetrics(TRAIN, options.metrics[TRAIN], options.loggers[TRAIN]),
+                SplitMetrics(VALID, options.metrics[VALID], options.loggers[VALID]),
             ],
             options.renderer,
             reduce=self.context.reducer(),
@@ -421,67 +291,21 @@ def _iterate(loader: Any, skip: int):
     return iterator
 
 
-def _loader_record(loader: Any) -> Any:
-    return loader.to_record() if hasattr(loader, "to_record") else None
-
-
 def _to_device(loader: Any, device: torch.device) -> Any:
     return loader.to_device(device) if hasattr(loader, "to_device") else loader
 
 
-def _num_items(loader: Any) -> int:
+def _epoch_sizes(loader: Any) -> tuple[int, int]:
+    """(items per epoch, items per batch) of a burnish or torch data loader."""
     if hasattr(loader, "num_items"):
-        return loader.num_items()
-    dataset = getattr(loader, "dataset", None)
-    return len(dataset) if dataset is not None else len(loader)
-
-
-def _batch_size(loader: Any, items_total: int, num_batches: int) -> int:
-    size = getattr(loader, "batch_size", None)
-    if isinstance(size, int) and size > 0:
-        return size
-    return max(1, -(-items_total // max(num_batches, 1)))
-
-
-def _model_device(model: nn.Module) -> torch.device:
-    for tensor in model.parameters():
-        return tensor.device
-    return torch.device("cpu")
-
-
-def _first_tensor(value: Any, name: str = "batch") -> tuple[str, torch.Tensor] | None:
-    if isinstance(value, torch.Tensor):
-        return name, value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        items = [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
-    elif isinstance(value, dict):
-        items = list(value.items())
-    elif isinstance(value, (list, tuple)):
-        items = list(enumerate(value))
+        items = loader.num_items()
     else:
-        items = list(getattr(value, "__dict__", {}).items())
-    for key, inner in items:
-        found = _first_tensor(inner, f"{name}.{key}")
-        if found is not None:
-            return found
-    return None
-
-
-def _check_batch_device(batch: Any, model: nn.Module) -> None:
-    found = _first_tensor(batch)
-    expected = _model_device(model)
-    if found is None or found[1].device == expected:
-        return
-    name, tensor = found
-    raise ValueError(
-        f"`{name}` is on device {tensor.device} but the model is on {expected}. Build the data "
-        f"loader with `.set_device({str(expected)!r})`, or move the model with "
-        "`model.to_device(...)`, or pass `.devices([...])` to the LearnerBuilder."
-    )
-
-
-def _record_of(part: Any) -> Any:
-    return part.to_record() if part is not None and hasattr(part, "to_record") else None
+        dataset = getattr(loader, "dataset", None)
+        items = len(dataset) if dataset is not None else len(loader)
+    size = getattr(loader, "batch_size", None)
+    if not (isinstance(size, int) and size > 0):
+        size = max(1, -(-items // max(len(loader), 1)))
+    return items, size
 
 
 @contextlib.contextmanager
