@@ -18,6 +18,7 @@ from torch import nn
 from burnish.module import valid
 from burnish.optim import GradientsAccumulator, GradientsParams
 from burnish.train.batch_check import check_batch_device
+from burnish.train.compile import compiled_forward
 from burnish.train.distributed import DistributedContext, SilentRenderer, all_reduce_mean
 from burnish.train.logger import InMemoryMetricLogger
 from burnish.train.metric.base import MetricMetadata, Progress
@@ -134,7 +135,7 @@ class Learner(LearnerState):
         """Run validation on `model.valid()`; False if interrupted (the epoch is redone)."""
         self._loader_records[VALID] = loader_record(loader)
         self._valid_start = self.processor.splits[VALID].logger.positions(epoch)
-        model = valid(self.model)
+        model = self._valid_model
         sizes = _epoch_sizes(loader)
         with torch.no_grad():
             for iteration, batch in enumerate(_iterate(loader, 0), 1):
@@ -224,6 +225,8 @@ class Learner(LearnerState):
                 )
             stack.enter_context(options.interrupter.catch_sigint())
             stack.enter_context(_deterministic(options.deterministic))
+            self._valid_model = valid(self.model)  # shares storage: one twin for the run
+            stack.enter_context(compiled_forward([self.model, self._valid_model], options.compile))
             options.renderer.start(options.num_epochs, options.interrupter)
             stack.callback(options.renderer.close)
             stack.callback(self._close_loggers)

@@ -33,6 +33,7 @@ class LearnerOptions:
     summary: bool = False
     checkpoint_every: int | None = None
     deterministic: bool = False
+    compile: dict[str, Any] | None = None
     _store: Any = None
 
     def store(self) -> Any:
