@@ -11,7 +11,7 @@ import pytest
 import torch
 
 SCRIPT = Path(__file__).with_name("distributed_run.py")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def torchrun(*args: str, nproc: int = 2, timeout: float = 240) -> subprocess.CompletedProcess:
