@@ -2,15 +2,18 @@
 `torchrun --nproc_per_node=N` (nothing in it changes).
 
     python tests/train/distributed_run.py ARTIFACT_DIR OUT [--epochs N] [--batch-size B]
-        [--resume-epoch E] [--custom-loop] [--crash-at ITERATION]
+        [--resume-epoch E] [--custom-loop] [--crash-at I] [--kill-at I]
+        [--checkpoint-every K] [--accumulate N]
 
-Rank 0 writes the final parameters to OUT. `--crash-at` makes rank 1 raise at that iteration.
+Rank 0 writes the final parameters to OUT. `--crash-at` makes rank 1 raise at its I-th step;
+`--kill-at` makes rank 0 SIGKILL itself at its I-th step (resumed with `resume()`).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -30,25 +33,34 @@ from tests.train.support import Mlp, builder, loaders  # noqa: E402
 
 
 class CrashingMlp(Mlp):
-    def __init__(self, crash_at: int) -> None:
+    """Rank 1 raises at its `crash_at`-th step; rank 0 SIGKILLs itself at its `kill_at`-th."""
+
+    def __init__(self, crash_at: int = 0, kill_at: int = 0) -> None:
         super().__init__()
-        self.crash_at, self.calls = crash_at, 0
+        self.crash_at, self.kill_at, self.calls = crash_at, kill_at, 0
 
     def train_step(self, batch):
         self.calls += 1
-        if self.calls == self.crash_at and int(os.environ.get("RANK", "0")) == 1:
+        rank = int(os.environ.get("RANK", "0"))
+        if self.calls == self.crash_at and rank == 1:
             raise RuntimeError("rank 1 failed on purpose")
+        if self.calls == self.kill_at and rank == 0:
+            os.kill(os.getpid(), signal.SIGKILL)
         return super().train_step(batch)
 
 
 def learner_run(args) -> torch.nn.Module:
     bn.seed(3)
-    model = CrashingMlp(args.crash_at) if args.crash_at else Mlp()
+    model = CrashingMlp(args.crash_at, args.kill_at)
     b = builder(args.artifact_dir, epochs=args.epochs, recorder=DefaultRecorder()).renderer(
         CliMetricsRenderer(file=sys.stderr)
     )
     if args.resume_epoch:
         b = b.checkpoint(args.resume_epoch)
+    if args.checkpoint_every:
+        b = b.checkpoint_every(args.checkpoint_every).resume()
+    if args.accumulate:
+        b = b.grads_accumulation(args.accumulate)
     learner = b.build(model, SgdConfig().init(), 0.1)
     train, valid = loaders(batch_size=args.batch_size, train_items=256, valid_items=64)
     return learner.fit(train, valid).model
@@ -79,6 +91,9 @@ def main() -> None:
     parser.add_argument("--resume-epoch", type=int, default=0)
     parser.add_argument("--custom-loop", action="store_true")
     parser.add_argument("--crash-at", type=int, default=0)
+    parser.add_argument("--kill-at", type=int, default=0)
+    parser.add_argument("--checkpoint-every", type=int, default=0)
+    parser.add_argument("--accumulate", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(1)
     model = custom_loop(args) if args.custom_loop else learner_run(args)

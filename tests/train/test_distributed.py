@@ -104,3 +104,30 @@ def test_a_crashing_rank_fails_the_run_instead_of_hanging(tmp_path):
     assert result.returncode != 0
     assert "rank 1 failed on purpose" in result.stderr
     assert not (tmp_path / "final.pt").exists()
+
+
+def test_sigkill_mid_epoch_under_two_ranks_then_resume_is_bit_identical(tmp_path):
+    straight = tmp_path / "straight"
+    check(torchrun(str(straight / "artifacts"), str(straight / "final.pt")))
+    resumed = tmp_path / "resumed"
+    flags = ("--checkpoint-every", "3")
+    killed = torchrun(
+        str(resumed / "artifacts"), str(resumed / "final.pt"), *flags, "--kill-at", "13"
+    )
+    assert killed.returncode != 0 and not (resumed / "final.pt").exists()
+    names = [p.name for p in (resumed / "artifacts" / "checkpoint").iterdir()]
+    assert "epoch-2-iteration-3" in names, names  # 8 iterations per epoch: 13 = epoch 2, it. 5
+    check(torchrun(str(resumed / "artifacts"), str(resumed / "final.pt"), *flags))
+    assert_params_close(resumed / "final.pt", straight / "final.pt", atol=0)
+    for split in ("train", "valid"):
+        for epoch in (1, 2):
+            relative = f"artifacts/{split}/epoch-{epoch}/Loss.log"
+            assert (resumed / relative).read_bytes() == (straight / relative).read_bytes()
+
+
+def test_accumulation_under_two_ranks_equals_one_process(tmp_path):
+    """Accumulated iterations do not communicate; the optimizer step averages the sums."""
+    flags = ("--accumulate", "2", "--epochs", "1")
+    check(torchrun(str(tmp_path / "two"), str(tmp_path / "two.pt"), *flags, "--batch-size", "8"))
+    check(single(str(tmp_path / "one"), str(tmp_path / "one.pt"), *flags, "--batch-size", "16"))
+    assert_params_close(tmp_path / "two.pt", tmp_path / "one.pt")

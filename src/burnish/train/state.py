@@ -146,7 +146,12 @@ class LearnerState:
                 loader.load_record(record)
 
     def _restore_logs(self, positions: dict[str, Any]) -> None:
-        """Drop log lines written after the checkpoint (the loggers remove later epochs too)."""
+        """Drop log lines written after the checkpoint (the loggers remove later epochs too).
+
+        Ranks other than 0 log in memory and start a resumed run empty: nothing to drop.
+        """
+        if not self.context.is_main:
+            return
         for split, state in self.processor.splits.items():
             state.logger.truncate_to(positions[split])
 
