@@ -11,6 +11,7 @@ import torch
 import burnish as bn
 from burnish.optim import AdamConfig
 from burnish.record import DefaultRecorder
+from burnish.train import KeepLastNCheckpoints
 from burnish.train.checkpoint import CheckpointId, FileCheckpointer
 
 from tests.train.support import Mlp, builder, loaders
@@ -67,20 +68,31 @@ def test_incomplete_checkpoint_directories_are_removed_and_never_loaded(tmp_path
     assert not half.exists() and not uncommitted.exists()
 
 
-def test_disk_full_during_a_checkpoint_surfaces_and_keeps_the_previous_one(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [(errno.ENOSPC, "No space left on device"), (errno.EROFS, "Read-only file system")],
+)
+@pytest.mark.parametrize("keep_last_one", [False, True])
+def test_disk_failing_during_a_checkpoint_surfaces_and_keeps_the_previous_one(
+    tmp_path, monkeypatch, code, message, keep_last_one
+):
+    def configure(b):
+        b = b.checkpoint(1)
+        return b.with_checkpointing_strategy(KeepLastNCheckpoints(1)) if keep_last_one else b
+
     train(tmp_path, epochs=1)
     before = {p.name: p.read_bytes() for p in (tmp_path / "checkpoint" / "epoch-1").iterdir()}
     recorder_type = type(DefaultRecorder())
     original = recorder_type.record
 
-    def full_disk(self, record, path):
+    def failing_disk(self, record, path):
         if "optim" in str(path):
-            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+            raise OSError(code, message, str(path))
         return original(self, record, path)
 
-    monkeypatch.setattr(recorder_type, "record", full_disk)
-    with pytest.raises(OSError, match="No space left on device"):
-        train(tmp_path, epochs=2, configure=lambda b: b.checkpoint(1))
+    monkeypatch.setattr(recorder_type, "record", failing_disk)
+    with pytest.raises(OSError, match=message):
+        train(tmp_path, epochs=2, configure=configure)
     monkeypatch.undo()
     checkpointer = FileCheckpointer(tmp_path / "checkpoint", DefaultRecorder())
     assert checkpointer.committed() == [CheckpointId(1)]
