@@ -38,7 +38,8 @@ def run(settings: harness.Settings, log) -> list[harness.Row]:
                     seconds,
                     [seconds],
                     ratio=seconds / base,
-                    note=f"{size_bytes / 1e6:.2f} MB ({size_bytes / measured[0][2]:.2f}x)",
+                    note=f"{size_bytes / 1e6:.2f} MB ({size_bytes / measured[0][2]:.2f}x); "
+                    f"median of {settings.runs} runs in one process",
                 )
             )
     return rows
