@@ -18,12 +18,13 @@ import argparse
 import time
 
 import torch
-from examples.mnist.data import MnistBatcher
 from torch import nn
 
 import burnish as bn
 from burnish.data.dataloader import DataLoaderBuilder
 from burnish.data.dataset.vision import MnistDataset
+
+from examples.mnist.data import MnistBatcher
 
 
 class GuideModel(nn.Module):
