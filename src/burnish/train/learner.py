@@ -56,6 +56,7 @@ class Learner(LearnerState):
         self.processor: MetricsProcessor | None = None
         self._loader_records: dict[str, Any] = {}
         self._valid_start: Any = None
+        self._valid_model: nn.Module | None = None
         self.context = DistributedContext()
 
     # -- public ----------------------------------------------------------------------------
