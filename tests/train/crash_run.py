@@ -16,6 +16,7 @@ import argparse
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,6 +78,18 @@ def kill_in_valid() -> None:
     MetricsProcessor.process = killing
 
 
+class SlowMlp(Mlp):
+    """The test model, optionally sleeping in each step: a wider window for timed signals."""
+
+    def __init__(self, step_delay: float) -> None:
+        super().__init__(dropout=0.2)
+        self.step_delay = step_delay
+
+    def train_step(self, batch):
+        time.sleep(self.step_delay)
+        return super().train_step(batch)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("artifact_dir")
@@ -86,6 +99,7 @@ def main() -> None:
     parser.add_argument("--kill-in-valid", action="store_true")
     parser.add_argument("--count-io", action="store_true", help="print the commit calls made")
     parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--step-delay", type=float, default=0.0, help="seconds per step")
     args = parser.parse_args()
     calls = count_io() if args.count_io else None
     if args.kill_at_io:
@@ -95,7 +109,7 @@ def main() -> None:
 
     bn.seed(11)
     torch.set_num_threads(1)
-    model = Mlp(dropout=0.2)
+    model = SlowMlp(args.step_delay)
     optim = AdamConfig().init()
     learner = (
         builder(args.artifact_dir, epochs=args.epochs, recorder=DefaultRecorder())
@@ -105,7 +119,7 @@ def main() -> None:
         .resume()
         .build(model, optim, 1e-3)
     )
-    train, valid = loaders(batch_size=32, train_items=320, valid_items=96, workers=args.workers)
+    train, valid = loaders(batch_size=32, train_items=960, valid_items=96, workers=args.workers)
     result = learner.fit(train, valid)
     print(f"interrupted={result.interrupted} epochs={result.epochs_completed}", flush=True)
     if result.interrupted:

@@ -19,14 +19,21 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 
 def run(artifact_dir: Path, out: Path, *flags: str, kill_after: float | None = None) -> int:
-    """Run the script; with `kill_after`, SIGKILL it after that many seconds if still alive."""
+    """Run the script; with `kill_after`, SIGKILL it that many seconds after training began."""
     command = [sys.executable, str(SCRIPT), str(artifact_dir), str(out), *flags]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        stdout, stderr = process.communicate(timeout=kill_after if kill_after else 120)
-    except subprocess.TimeoutExpired:
-        process.send_signal(signal.SIGKILL)
-        stdout, stderr = process.communicate()
+    head = ""
+    if kill_after is not None:
+        for line in process.stderr:  # the renderer's first line: training has begun
+            head += line
+            if line.startswith("Training for"):
+                break
+        try:
+            process.wait(timeout=kill_after)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGKILL)
+    stdout, stderr = process.communicate(timeout=120)
+    stderr = head + stderr
     if process.returncode not in (0, -signal.SIGKILL):
         raise AssertionError(f"crash_run.py failed ({process.returncode}):\n{stderr[-3000:]}")
     run.last_stdout = stdout
@@ -81,7 +88,7 @@ def resume_until_done(artifact_dir: Path, out: Path, kills: list[list[str] | flo
     killed = 0
     for kill in kills:
         if isinstance(kill, float):
-            code = run(artifact_dir, out, *flags, kill_after=kill)
+            code = run(artifact_dir, out, *flags, "--step-delay", "0.01", kill_after=kill)
         else:
             code = run(artifact_dir, out, *flags, *kill)
         killed += code == -signal.SIGKILL
@@ -97,9 +104,9 @@ def test_sigkill_anywhere_then_resume_is_bit_identical(reference, tmp_path):
     rng = random.Random(20261122)
     # Self-kills at the n-th fsync/rename/write land inside checkpoint and log commits;
     # a resumed process has less left to do, so n is drawn from the first part of a run.
-    kills: list = [["--kill-at-io", str(rng.randint(1, io_calls // 12))] for _ in range(16)]
+    kills: list = [["--kill-at-io", str(rng.randint(1, io_calls // 20))] for _ in range(16)]
     for position in (1, 3, 5, 7, 9, 11):  # timed kills from outside, while much work is left
-        kills.insert(position, rng.uniform(1.5, 4.0))
+        kills.insert(position, rng.uniform(0.02, 0.15))  # seconds into ~1.3 s of training
     killed = resume_until_done(tmp_path / "artifacts", tmp_path / "final.pt", kills)
     assert_same_run(reference_dir, reference_out, tmp_path / "artifacts", tmp_path / "final.pt")
     assert killed >= 20, f"only {killed} of {len(kills)} kills landed before the run finished"
@@ -115,7 +122,7 @@ def test_kill_during_validation_then_resume_is_bit_identical(reference, tmp_path
 def test_kill_with_two_workers_then_resume_is_bit_identical(reference, tmp_path):
     reference_dir, reference_out, io_calls = reference
     rng = random.Random(7)
-    kills = [["--kill-at-io", str(rng.randint(1, io_calls // 12))] for _ in range(3)]
+    kills = [["--kill-at-io", str(rng.randint(1, io_calls // 20))] for _ in range(3)]
     killed = resume_until_done(
         tmp_path / "artifacts", tmp_path / "final.pt", kills, "--workers", "2"
     )
@@ -136,7 +143,7 @@ def start_and_wait_for_training(artifact_dir: Path, out: Path, *flags: str) -> s
 def test_ctrl_c_once_stops_after_the_iteration_with_a_checkpoint(reference, tmp_path):
     reference_dir, reference_out, _ = reference
     artifact_dir, out = tmp_path / "artifacts", tmp_path / "final.pt"
-    process = start_and_wait_for_training(artifact_dir, out)
+    process = start_and_wait_for_training(artifact_dir, out, "--step-delay", "0.02")
     process.send_signal(signal.SIGINT)
     stdout, _ = process.communicate(timeout=120)
     assert process.returncode == 0
