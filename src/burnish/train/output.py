@@ -105,73 +105,8 @@ def _class_mask(targets: torch.Tensor, num_classes: int) -> torch.Tensor:
 
 
 @dataclasses.dataclass
-class ClassificationOutput:
-    """Output of a single-label classifier (Burn: `ClassificationOutput`).
-
-    Attributes:
-        loss: the batch loss (0-dim).
-        output: scores, shape `[batch_size, num_classes]` (`[batch_size, 1]` for binary).
-        targets: class indices, shape `[batch_size]`.
-    """
-
-    loss: torch.Tensor
-    output: torch.Tensor
-    targets: torch.Tensor
-
-    @property
-    def batch_size(self) -> int:
-        return self.output.shape[0]
-
-    def adapt(self, input_type: type[T]) -> T:
-        """Loss, accuracy, top-k accuracy, AUROC, perplexity or confusion-stats input."""
-        if input_type is LossInput:
-            return LossInput(self.loss, self.batch_size)
-        if input_type in _SCORES_AND_CLASSES:
-            return input_type(self.output, self.targets)
-        if input_type is ConfusionStatsInput:
-            mask = _class_mask(self.targets, self.output.shape[1])
-            return ConfusionStatsInput(self.output, mask)
-        return NotImplemented
-
-
-@dataclasses.dataclass
-class MultiLabelClassificationOutput:
-    """Output of a multi-label classifier (Burn: `MultiLabelClassificationOutput`).
-
-    Attributes:
-        loss: the batch loss (0-dim).
-        output: scores, shape `[batch_size, num_labels]`.
-        targets: 0/1 labels of the same shape.
-    """
-
-    loss: torch.Tensor
-    output: torch.Tensor
-    targets: torch.Tensor
-
-    @property
-    def batch_size(self) -> int:
-        return self.output.shape[0]
-
-    def adapt(self, input_type: type[T]) -> T:
-        """Loss, Hamming-score or confusion-stats input."""
-        if input_type is LossInput:
-            return LossInput(self.loss, self.batch_size)
-        if input_type is HammingScoreInput:
-            return HammingScoreInput(self.output, self.targets)
-        if input_type is ConfusionStatsInput:
-            return ConfusionStatsInput(self.output, self.targets.bool())
-        return NotImplemented
-
-
-@dataclasses.dataclass
-class RegressionOutput:
-    """Output of a regression model (Burn: `RegressionOutput`).
-
-    Attributes:
-        loss: the batch loss (0-dim).
-        output: predictions, shape `[batch_size, num_outputs]`.
-        targets: targets of the same shape.
-    """
+class _LossOutputTargets:
+    """The fields shared by the classification and regression outputs; feeds `LossMetric`."""
 
     loss: torch.Tensor
     output: torch.Tensor
@@ -186,6 +121,56 @@ class RegressionOutput:
         if input_type is LossInput:
             return LossInput(self.loss, self.batch_size)
         return NotImplemented
+
+
+@dataclasses.dataclass
+class ClassificationOutput(_LossOutputTargets):
+    """Output of a single-label classifier (Burn: `ClassificationOutput`).
+
+    Attributes:
+        loss: the batch loss (0-dim).
+        output: scores, shape `[batch_size, num_classes]` (`[batch_size, 1]` for binary).
+        targets: class indices, shape `[batch_size]`.
+    """
+
+    def adapt(self, input_type: type[T]) -> T:
+        """Loss, accuracy, top-k accuracy, AUROC, perplexity or confusion-stats input."""
+        if input_type in _SCORES_AND_CLASSES:
+            return input_type(self.output, self.targets)
+        if input_type is ConfusionStatsInput:
+            mask = _class_mask(self.targets, self.output.shape[1])
+            return ConfusionStatsInput(self.output, mask)
+        return super().adapt(input_type)
+
+
+@dataclasses.dataclass
+class MultiLabelClassificationOutput(_LossOutputTargets):
+    """Output of a multi-label classifier (Burn: `MultiLabelClassificationOutput`).
+
+    Attributes:
+        loss: the batch loss (0-dim).
+        output: scores, shape `[batch_size, num_labels]`.
+        targets: 0/1 labels of the same shape.
+    """
+
+    def adapt(self, input_type: type[T]) -> T:
+        """Loss, Hamming-score or confusion-stats input."""
+        if input_type is HammingScoreInput:
+            return HammingScoreInput(self.output, self.targets)
+        if input_type is ConfusionStatsInput:
+            return ConfusionStatsInput(self.output, self.targets.bool())
+        return super().adapt(input_type)
+
+
+@dataclasses.dataclass
+class RegressionOutput(_LossOutputTargets):
+    """Output of a regression model (Burn: `RegressionOutput`); feeds `LossMetric`.
+
+    Attributes:
+        loss: the batch loss (0-dim).
+        output: predictions, shape `[batch_size, num_outputs]`.
+        targets: targets of the same shape.
+    """
 
 
 @dataclasses.dataclass
