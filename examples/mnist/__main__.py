@@ -30,13 +30,11 @@ def main(argv: list[str] | None = None) -> float:
     args = parser.parse_args(argv)
 
     from burnish.data.dataset.vision import MnistDataset
-    from burnish.optim import AdamConfig
 
     from examples.mnist.inference import infer
-    from examples.mnist.model import ModelConfig
-    from examples.mnist.training import TrainingConfig, train
+    from examples.mnist.training import guide_config, train
 
-    config = TrainingConfig(ModelConfig(num_classes=10, hidden_size=512), AdamConfig())
+    config = guide_config()
     epochs = args.epochs or (config.num_epochs if args.full else 1)
     limit = args.limit if args.limit is not None else (None if args.full else 12_000)
     config = config.with_num_epochs(epochs)

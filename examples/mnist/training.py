@@ -31,6 +31,11 @@ class TrainingConfig:
     learning_rate: float = 1.0e-4
 
 
+def guide_config() -> TrainingConfig:
+    """The guide's default: `TrainingConfig(ModelConfig(10, 512), AdamConfig())`."""
+    return TrainingConfig(ModelConfig(num_classes=10, hidden_size=512), AdamConfig())
+
+
 def create_artifact_dir(artifact_dir: str | Path) -> None:
     """Remove existing artifacts so the learner summary is accurate."""
     shutil.rmtree(artifact_dir, ignore_errors=True)
