@@ -53,3 +53,22 @@ def test_unknown_benchmark_is_refused(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "invalid choice: 'nope'" in done.stderr
     assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.timeout(300)
+def test_guide_accuracy_learner_equals_the_plain_loop() -> None:
+    """The guide recipe through the Learner gives the plain loop's test accuracy, epoch by epoch."""
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "benchmarks.guide_accuracy",
+            "--seeds", "7", "--plain", "--epochs", "2", "--limit", "1280",
+        ],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    runs = dict(line.split(": ", 1) for line in done.stdout.splitlines() if " seed 7: " in line)
+    learner = [float(x) for x in runs["learner seed 7"].split()]
+    plain = [float(x) for x in runs["plain seed 7"].split()]
+    assert len(learner) == 2 and learner == plain
+    assert learner[1] > 50.0  # it learned something from 1,280 images
+    assert "learner: last epoch over 1 seed(s)" in done.stdout
