@@ -156,6 +156,9 @@ class SafetensorsFileRecorder(FileRecorder):
     def _encode(self, envelope: dict[str, Any]) -> bytes:
         return safetensors_format.encode(envelope)
 
+    def _encode_chunks(self, envelope: dict[str, Any]) -> list[Any]:
+        return safetensors_format.encode_chunks(envelope)
+
     def _decode(self, data: bytearray) -> Any:
         return safetensors_format.decode(data)
 
