@@ -58,6 +58,9 @@ class NamedMpkFileRecorder(FileRecorder):
     def _encode(self, envelope: dict[str, Any]) -> bytes:
         return mpk_format.encode(envelope)
 
+    def _encode_chunks(self, envelope: dict[str, Any]) -> list[Any]:
+        return mpk_format.encode_chunks(envelope)
+
     def _decode(self, data: bytearray) -> Any:
         return mpk_format.decode(data)
 

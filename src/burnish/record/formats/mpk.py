@@ -18,8 +18,8 @@ from burnish.record.formats.tensor import (
     MAX_NDIM,
     TensorLeaf,
     dtype_name,
-    tensor_bytes,
     tensor_from_buffer,
+    tensor_view,
 )
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "decode",
     "decode_tensor_header",
     "encode",
+    "encode_chunks",
     "encode_tensor_header",
     "unpack",
 ]
@@ -69,12 +70,21 @@ def decode_tensor_header(payload: bytes | memoryview) -> tuple[Any, Any, tuple[i
 
 def encode(envelope: dict[str, Any]) -> bytes:
     """Pack an envelope as MessagePack."""
-    return msgpack.packb(envelope, default=_default, use_bin_type=True, strict_types=False)
+    return bytes(encode_chunks(envelope)[0])
+
+
+def encode_chunks(envelope: dict[str, Any]) -> list[memoryview]:
+    """Pack an envelope; the one chunk is the packer's own buffer (not copied into `bytes`)."""
+    packer = msgpack.Packer(
+        default=_default, use_bin_type=True, strict_types=False, autoreset=False
+    )
+    packer.pack(envelope)
+    return [packer.getbuffer()]
 
 
 def _default(value: Any) -> Any:
-    if isinstance(value, TensorLeaf):
-        return msgpack.ExtType(TENSOR_EXT, encode_tensor_header(value) + tensor_bytes(value.data))
+    if isinstance(value, TensorLeaf):  # one copy: the tensor's memory into the extension
+        return msgpack.ExtType(TENSOR_EXT, encode_tensor_header(value) + tensor_view(value.data))
     raise TypeError(f"cannot pack {type(value).__name__}")  # prepare() rejected it already
 
 
