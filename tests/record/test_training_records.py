@@ -18,6 +18,7 @@ from burnish.record import (
     PrettyJsonFileRecorder,
     SafetensorsFileRecorder,
 )
+from burnish.record.tree import prepare
 
 from tests.helpers import assert_close, tiny_model
 
@@ -67,7 +68,21 @@ def test_training_state_resumes_through_every_recorder(tmp_path, recorder):
 
 
 def test_half_precision_never_overflows_to_inf():
-    record = {"big": torch.tensor([1e6, 1.0]), "fine": torch.tensor([1.0, float("inf")])}
-    out = CompactRecorder().from_bytes(CompactRecorder().to_bytes(record))
-    assert torch.equal(out["big"], record["big"])  # kept at float32
-    assert torch.equal(out["fine"], record["fine"])
+    nan, inf = float("nan"), float("inf")
+    record = {
+        "big": torch.tensor([1e6, 1.0]),
+        "big_with_nan": torch.tensor([nan, -1e6]),
+        "fine": torch.tensor([1.0, inf]),
+        "fine_with_nan": torch.tensor([nan, 0.5, -inf]),
+    }
+    recorder = CompactRecorder()
+    stored = {k: leaf.data.dtype for k, leaf in prepare(record, recorder.settings).items()}
+    assert stored == {
+        "big": torch.float32,  # 1e6 would become inf in float16: kept at float32
+        "big_with_nan": torch.float32,
+        "fine": torch.float16,  # the inf was already there
+        "fine_with_nan": torch.float16,
+    }
+    out = recorder.from_bytes(recorder.to_bytes(record))
+    for key, tensor in record.items():
+        assert torch.allclose(out[key], tensor, atol=0, rtol=0, equal_nan=True), key

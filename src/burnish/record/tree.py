@@ -7,6 +7,7 @@ and come back as tensors and Python numbers.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -100,6 +101,9 @@ def _narrow_float(data: torch.Tensor, float_dtype: torch.dtype) -> torch.Tensor:
     """Cast to `float_dtype`, unless that would turn finite values into inf (keep them then)."""
     cast = data.to(float_dtype)
     if float_dtype.itemsize >= data.dtype.itemsize or data.numel() == 0:
+        return cast
+    low, high = (float(x) for x in torch.aminmax(cast))
+    if -math.inf < low and high < math.inf:  # one pass: no inf at all (NaN fails: look closer)
         return cast
     if int(torch.isinf(cast).sum()) != int(torch.isinf(data).sum()):
         return data
