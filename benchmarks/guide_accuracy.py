@@ -6,9 +6,9 @@
     .venv/bin/python -m benchmarks.guide_accuracy --seeds 7 --plain --epochs 1 --limit 640  # smoke
 
 Each run is `examples/mnist`'s default `TrainingConfig` (10 epochs, batch 64, Adam 1e-4,
-the guide model) with only the seed changed (and with `--epochs`, the number of epochs;
-with `--limit`, only the first items of each split are used), in
-a fresh process with one thread and no loader workers (workers change nothing but speed).
+the guide model) with only the seed changed (and with `--epochs`, the number of epochs; with
+`--limit`, only the first items of each split are used), in a fresh process with one thread
+and no loader workers (workers change nothing but speed).
 `--plain` adds the same recipe as a hand-written PyTorch loop (`torch.optim.Adam(lr=1e-4,
 eps=1e-5)`, the same batches in the same order, the same initial weights), to tell the
 recipe's accuracy from the Learner's. Prints every epoch's test accuracy and, per contender,
