@@ -61,18 +61,13 @@ def table(rows: list[harness.Row]) -> str:
         f"{'ratio':>7} {'target':>16} {'ok':>4}  note"
     ]
     for r in rows:
-        value = "-" if r.median is None else f"{_num(r.median)} {r.unit}"
-        ratio = "-" if r.ratio is None else f"{r.ratio:.3f}"
+        value, ratio = harness.shown(r.median, r.unit, r.ratio)
         ok = {True: "yes", False: "NO", None: ""}[r.ok]
         lines.append(
             f"{r.benchmark:24} {r.contender:22} {r.measure:14} {value:>12} {len(r.runs):>4} "
             f"{ratio:>7} {r.target:>16} {ok:>4}  {r.note}"
         )
     return "\n".join(lines)
-
-
-def _num(value: float) -> str:
-    return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

@@ -175,6 +175,16 @@ def at_least(limit: float) -> tuple[str, Callable[[float], bool]]:
     return f">= {limit:g}", lambda ratio: ratio >= limit
 
 
+def shown(median: float | None, unit: str, ratio: float | None) -> tuple[str, str]:
+    """A row's median with its unit, and its ratio, as the results tables print them."""
+    if median is None:
+        value = "-"
+    else:
+        number = f"{median:.4g}" if abs(median) < 1000 else f"{median:,.0f}"
+        value = f"{number} {unit}"
+    return value, "-" if ratio is None else f"{ratio:.3f}"
+
+
 def module_argv(module: str, *args: Any) -> list[str]:
     """`-m benchmarks.<module> child <args>` as strings."""
     return ["-m", f"benchmarks.{module}", "child", *map(str, args)]

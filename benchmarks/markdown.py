@@ -9,6 +9,8 @@ import json
 import sys
 from pathlib import Path
 
+from benchmarks import harness
+
 
 def render(result: dict) -> str:
     """The machine line, the command, and one table row per result row."""
@@ -24,18 +26,13 @@ def render(result: dict) -> str:
         "|---|---|---|---:|---:|---:|---|---|---|",
     ]
     for r in result["rows"]:
-        value = "-" if r["median"] is None else f"{_num(r['median'])} {r['unit']}"
-        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
+        value, ratio = harness.shown(r["median"], r["unit"], r["ratio"])
         ok = {True: "yes", False: "**NO**", None: ""}[r["ok"]]
         lines.append(
             f"| {r['benchmark']} | {r['contender']} | {r['measure']} | {value} | "
             f"{len(r['runs'])} | {ratio} | {r['target']} | {ok} | {r['note']} |"
         )
     return "\n".join(lines)
-
-
-def _num(value: float) -> str:
-    return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
 
 
 if __name__ == "__main__":

@@ -44,22 +44,27 @@ def lightning_available() -> bool:
     return importlib.util.find_spec("lightning") is not None
 
 
+def children(names, iterations: int, threads: int) -> dict:
+    """Per contender name, a function that runs it once in a fresh `overhead child` process."""
+    return {
+        name: (
+            lambda name=name: harness.run_child(
+                harness.module_argv(
+                    "overhead", name, "--iterations", iterations, "--threads", threads
+                ),
+                threads,
+            )
+        )
+        for name in names
+    }
+
+
 def run(settings: harness.Settings, log) -> list[harness.Row]:
     """Run every contender `settings.runs` times, alternating; rows for time and peak RSS."""
     iterations = settings.iterations or (100 if settings.quick else 300)
     lightning = settings.lightning and lightning_available()
     names = [n for n in CONTENDERS if n != "lightning" or lightning]
-    contenders = {
-        name: (
-            lambda name=name: harness.run_child(
-                harness.module_argv(
-                    "overhead", name, "--iterations", iterations, "--threads", settings.threads
-                ),
-                settings.threads,
-            )
-        )
-        for name in names
-    }
+    contenders = children(names, iterations, settings.threads)
     log(f"overhead: {iterations} iterations x {settings.runs} runs, contenders {names}")
     results = harness.alternate(contenders, settings.runs, log)
     label = f"overhead ({iterations} it)"
