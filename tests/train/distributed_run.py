@@ -79,6 +79,7 @@ def custom_loop(args) -> torch.nn.Module:
             loss = torch.nn.functional.cross_entropy(model(batch.images), batch.targets)
             grads = GradientsParams.from_grads(bn.backward(loss), model)
             model = optim.step(0.1, model, grads)
+    dist.destroy_process_group()  # the script joined the group, so it leaves it
     return model.module
 
 

@@ -17,6 +17,7 @@ See docs/distributed.md.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import datetime
 import logging
@@ -169,8 +170,16 @@ def _init_process_group(device: torch.device) -> None:
     seconds = float(os.environ.get("BURNISH_DIST_TIMEOUT", "300"))
     backend = "nccl" if device.type == "cuda" else "gloo"
     dist.init_process_group(backend, timeout=datetime.timedelta(seconds=seconds))
+    # burnish joined the group, so burnish leaves it: the user may still use it after `fit`,
+    # and left to interpreter teardown, Gloo's threads can abort the process at exit.
+    atexit.register(_leave_process_group)
     rank, world_size = dist.get_rank(), dist.get_world_size()
     log.info("Joined the process group: rank %d of %d (%s).", rank, world_size, backend)
+
+
+def _leave_process_group() -> None:
+    if dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def _collective_device(device: torch.device | None) -> torch.device:
