@@ -37,7 +37,7 @@ from burnish.lr_scheduler import (
 )
 from burnish.train import ClassificationOutput, TrainOutput
 from burnish.train.early_stopping import EarlyStoppingStrategy
-from burnish.train.metric_store import Aggregate, Split
+from burnish.train.metric.store import Aggregate, Split
 
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("BURNISH_DATASETS", str(REPO / "data"))  # offline: the repo's MNIST

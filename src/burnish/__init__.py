@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from burnish._version import __version__
 from burnish.backend import device, seed
 from burnish.config import Config, config
 from burnish.errors import (
@@ -24,7 +25,6 @@ from burnish.errors import (
     RecordError,
 )
 
-__version__ = "0.1.0"
 
 # name -> module that defines it; resolved on first attribute access (PEP 562).
 _LAZY = {

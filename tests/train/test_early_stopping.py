@@ -6,7 +6,7 @@ from burnish.errors import RecordError
 from burnish.train.early_stopping import MetricEarlyStoppingStrategy, StoppingCondition
 from burnish.train.logger import InMemoryMetricLogger
 from burnish.train.metric.base import NumericEntry
-from burnish.train.metric_store import Aggregate, Direction, MetricStore, Split
+from burnish.train.metric.store import Aggregate, Direction, MetricStore, Split
 
 
 def strategy(n_epochs, direction=Direction.LOWEST, warmup_epochs=None):
@@ -20,13 +20,14 @@ def strategy(n_epochs, direction=Direction.LOWEST, warmup_epochs=None):
     )
 
 
-def decisions(early_stopping, epochs, store=None, start=1):
+def decisions(early_stopping, epochs, logger=None, start=1):
     """Log each epoch's points, then ask `should_stop`; the answers in order."""
-    store = store or MetricStore({Split.TRAIN: InMemoryMetricLogger()})
+    logger = logger or InMemoryMetricLogger()
+    store = MetricStore({Split.TRAIN: logger})
     answers = []
     for epoch, points in enumerate(epochs, start=start):
-        store.log(Split.TRAIN, "Loss", epoch, [NumericEntry(p, 1) for p in points])
-        store.end_epoch(Split.TRAIN, epoch)
+        logger.log("Loss", epoch, [NumericEntry(p, 1) for p in points])
+        logger.end_epoch(epoch)
         answers.append(early_stopping.should_stop(epoch, store))
     return answers
 
@@ -78,16 +79,16 @@ def test_record_resume_matches_an_uninterrupted_run():
     uninterrupted = decisions(strategy(3), epochs)
     assert uninterrupted == [False, False, False, False, True]
 
-    store = MetricStore({Split.TRAIN: InMemoryMetricLogger()})
+    logger = InMemoryMetricLogger()
     first = strategy(3)
-    head = decisions(first, epochs[:2], store)
+    head = decisions(first, epochs[:2], logger)
     record = first.to_record()
     assert record == {"best_epoch": 2, "best_value": 0.5}
     resumed = strategy(3)
     resumed.load_record(record)
-    assert head + decisions(resumed, epochs[2:], store, start=3) == uninterrupted
+    assert head + decisions(resumed, epochs[2:], logger, start=3) == uninterrupted
     # Without the record, a resumed run would count from epoch 3's value and not stop.
-    assert decisions(strategy(3), epochs[2:], store, start=3)[-1] is False
+    assert decisions(strategy(3), epochs[2:], InMemoryMetricLogger(), start=3)[-1] is False
 
 
 def test_bad_input():

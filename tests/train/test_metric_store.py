@@ -6,7 +6,7 @@ import pytest
 
 from burnish.train.logger import FileMetricLogger, InMemoryMetricLogger
 from burnish.train.metric.base import NumericEntry
-from burnish.train.metric_store import (
+from burnish.train.metric.store import (
     Aggregate,
     Direction,
     MetricStore,
@@ -18,11 +18,11 @@ from burnish.train.metric_store import (
 
 def store_with(epochs, split=Split.TRAIN, name="Loss"):
     """A store whose `split` logger holds `epochs`: a list of [(value, count), ...] per epoch."""
-    store = MetricStore({split: InMemoryMetricLogger()})
+    logger = InMemoryMetricLogger()
     for epoch, points in enumerate(epochs, start=1):
-        store.log(split, name, epoch, [NumericEntry(v, c) for v, c in points])
-        store.end_epoch(split, epoch)
-    return store
+        logger.log(name, epoch, [NumericEntry(v, c) for v, c in points])
+        logger.end_epoch(epoch)
+    return MetricStore({split: logger})
 
 
 def test_find_epoch_burns_example():
@@ -56,9 +56,10 @@ def test_ties_pick_the_earliest_epoch_and_nan_is_never_best():
 
 
 def test_search_stops_at_the_first_epoch_without_values():
-    store = MetricStore({Split.VALID: InMemoryMetricLogger()})
-    store.log(Split.VALID, "Loss", 1, [NumericEntry(3.0, 1)])
-    store.log(Split.VALID, "Loss", 3, [NumericEntry(1.0, 1)])  # epoch 2 never validated
+    logger = InMemoryMetricLogger()
+    store = MetricStore({Split.VALID: logger})
+    logger.log("Loss", 1, [NumericEntry(3.0, 1)])
+    logger.log("Loss", 3, [NumericEntry(1.0, 1)])  # epoch 2 never validated
     assert store.find_epoch("Loss", Aggregate.MEAN, Direction.LOWEST, Split.VALID) == 1
 
 
@@ -86,19 +87,23 @@ def test_open_epochs_are_read_fresh_closed_epochs_are_cached():
     assert logger.reads == reads + 1  # closed: read once, then cached
 
 
-def test_truncation_and_logging_through_the_store_refresh_the_cache():
+def test_truncation_refreshes_the_cache():
     logger = InMemoryMetricLogger()
     store = MetricStore({"train": logger})
-    store.log("train", "Loss", 1, [NumericEntry(1.0, 1)])
+    logger.log("Loss", 1, [NumericEntry(1.0, 1)])
     positions = logger.positions()
-    store.log("train", "Loss", 1, [NumericEntry(3.0, 1)])
-    store.end_epoch("train", 1)
+    logger.log("Loss", 1, [NumericEntry(3.0, 1)])
+    logger.end_epoch(1)
     assert store.find_metric("Loss", 1, Aggregate.MEAN, Split.TRAIN) == 2.0
     logger.truncate_to(positions)  # e.g. a resume dropping lines logged after a checkpoint
     logger.end_epoch(1)
     assert store.find_metric("Loss", 1, Aggregate.MEAN, Split.TRAIN) == 1.0
-    store.log("train", "Loss", 1, [NumericEntry(7.0, 1)])
-    assert store.find_metric("Loss", 1, Aggregate.MEAN, Split.TRAIN) == 4.0
+
+
+def test_the_store_only_reads():
+    store = MetricStore({"train": InMemoryMetricLogger()})
+    for write in ("log", "end_epoch", "flush", "close", "invalidate"):
+        assert not hasattr(store, write)
 
 
 def test_splits_are_separate_and_the_first_logger_with_values_answers(tmp_path):

@@ -4,14 +4,14 @@ scheduler = CosineAnnealingLrSchedulerConfig(1e-3, num_iters=1000).init()
 lr = scheduler.step()        # the first call returns initial_lr
 """
 
-from burnish.lr_scheduler.base import LrScheduler, as_scheduler
+from burnish.lr_scheduler.base import LrScheduler
 from burnish.lr_scheduler.composed import (
     ComposedLrScheduler,
     ComposedLrSchedulerConfig,
     LrSchedulerConfig,
     SchedulerReduction,
 )
-from burnish.lr_scheduler.constant import ConstantLr
+from burnish.lr_scheduler.constant import ConstantLr, as_scheduler
 from burnish.lr_scheduler.cosine import (
     CosineAnnealingLrScheduler,
     CosineAnnealingLrSchedulerConfig,

@@ -7,7 +7,7 @@ from typing import Any
 
 from burnish.errors import RecordError
 
-__all__ = ["LrScheduler", "as_scheduler", "check_record"]
+__all__ = ["LrScheduler", "check_record"]
 
 
 class LrScheduler(ABC):
@@ -28,29 +28,6 @@ class LrScheduler(ABC):
     @abstractmethod
     def load_record(self, record: dict[str, Any]) -> LrScheduler:
         """Resume from a record of `to_record`; returns self."""
-
-
-def as_scheduler(value: float | LrScheduler | Any) -> LrScheduler:
-    """A scheduler from a float (constant learning rate), a scheduler, or a scheduler config.
-
-    Raises:
-        TypeError: for anything else.
-    """
-    from burnish.lr_scheduler.constant import ConstantLr
-
-    if isinstance(value, LrScheduler):
-        return value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return ConstantLr(float(value))
-    init = getattr(value, "init", None)
-    if callable(init):
-        scheduler = init()
-        if isinstance(scheduler, LrScheduler):
-            return scheduler
-    raise TypeError(
-        "Expected a learning rate: a float, an LrScheduler, or a scheduler config such as "
-        f"CosineAnnealingLrSchedulerConfig. Received: {value!r} ({type(value).__name__})."
-    )
 
 
 def check_record(record: Any, scheduler: LrScheduler, keys: tuple[str, ...]) -> dict[str, Any]:

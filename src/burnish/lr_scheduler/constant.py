@@ -6,7 +6,7 @@ from typing import Any
 
 from burnish.lr_scheduler.base import LrScheduler, check_record
 
-__all__ = ["ConstantLr"]
+__all__ = ["ConstantLr", "as_scheduler"]
 
 
 class ConstantLr(LrScheduler):
@@ -36,3 +36,24 @@ class ConstantLr(LrScheduler):
 
     def __repr__(self) -> str:
         return f"ConstantLr({self.lr})"
+
+
+def as_scheduler(value: float | LrScheduler | Any) -> LrScheduler:
+    """A scheduler from a float (constant learning rate), a scheduler, or a scheduler config.
+
+    Raises:
+        TypeError: for anything else.
+    """
+    if isinstance(value, LrScheduler):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return ConstantLr(float(value))
+    init = getattr(value, "init", None)
+    if callable(init):
+        scheduler = init()
+        if isinstance(scheduler, LrScheduler):
+            return scheduler
+    raise TypeError(
+        "Expected a learning rate: a float, an LrScheduler, or a scheduler config such as "
+        f"CosineAnnealingLrSchedulerConfig. Received: {value!r} ({type(value).__name__})."
+    )

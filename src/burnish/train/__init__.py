@@ -6,17 +6,46 @@ See README.md in this folder for the loop's event order and how its parts meet.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what editors and type checkers see; at run time, imported on first use
+    from burnish.train.builder import LearnerBuilder
+    from burnish.train.checkpoint import (
+        CheckpointingAction,
+        CheckpointingStrategy,
+        ComposedCheckpointingStrategy,
+        KeepLastNCheckpoints,
+        MetricCheckpointingStrategy,
+    )
+    from burnish.train.early_stopping import (
+        EarlyStoppingStrategy,
+        MetricEarlyStoppingStrategy,
+        StoppingCondition,
+    )
+    from burnish.train.interrupter import Interrupter
+    from burnish.train.learner import Learner
+    from burnish.train.metric.store import Aggregate, Direction, MetricStore
+    from burnish.train.output import (
+        ClassificationOutput,
+        MultiLabelClassificationOutput,
+        RegressionOutput,
+        SequenceOutput,
+        TrainOutput,
+    )
+    from burnish.train.result import TrainingResult
+    from burnish.train.split import Split
+    from burnish.train.step import TrainStep, ValidStep
+    from burnish.train.summary import LearnerSummary
 
 # name -> defining module, imported on first access (PEP 562) so that importing one part of
 # burnish.train (a metric, a renderer) does not import the whole learner.
 _LAZY = {
-    "Aggregate": "burnish.train.metric_store",
+    "Aggregate": "burnish.train.metric.store",
     "CheckpointingAction": "burnish.train.checkpoint",
     "CheckpointingStrategy": "burnish.train.checkpoint",
     "ClassificationOutput": "burnish.train.output",
     "ComposedCheckpointingStrategy": "burnish.train.checkpoint",
-    "Direction": "burnish.train.metric_store",
+    "Direction": "burnish.train.metric.store",
     "EarlyStoppingStrategy": "burnish.train.early_stopping",
     "Interrupter": "burnish.train.interrupter",
     "KeepLastNCheckpoints": "burnish.train.checkpoint",
@@ -25,11 +54,11 @@ _LAZY = {
     "LearnerSummary": "burnish.train.summary",
     "MetricCheckpointingStrategy": "burnish.train.checkpoint",
     "MetricEarlyStoppingStrategy": "burnish.train.early_stopping",
-    "MetricStore": "burnish.train.metric_store",
+    "MetricStore": "burnish.train.metric.store",
     "MultiLabelClassificationOutput": "burnish.train.output",
     "RegressionOutput": "burnish.train.output",
     "SequenceOutput": "burnish.train.output",
-    "Split": "burnish.train.metric_store",
+    "Split": "burnish.train.split",
     "StoppingCondition": "burnish.train.early_stopping",
     "TrainOutput": "burnish.train.output",
     "TrainStep": "burnish.train.step",
@@ -37,7 +66,32 @@ _LAZY = {
     "ValidStep": "burnish.train.step",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "Aggregate",
+    "CheckpointingAction",
+    "CheckpointingStrategy",
+    "ClassificationOutput",
+    "ComposedCheckpointingStrategy",
+    "Direction",
+    "EarlyStoppingStrategy",
+    "Interrupter",
+    "KeepLastNCheckpoints",
+    "Learner",
+    "LearnerBuilder",
+    "LearnerSummary",
+    "MetricCheckpointingStrategy",
+    "MetricEarlyStoppingStrategy",
+    "MetricStore",
+    "MultiLabelClassificationOutput",
+    "RegressionOutput",
+    "SequenceOutput",
+    "Split",
+    "StoppingCondition",
+    "TrainOutput",
+    "TrainStep",
+    "TrainingResult",
+    "ValidStep",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -15,14 +15,31 @@ Example:
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
+from torch import nn
 
 from burnish.backend import device as parse_device
+from burnish.train.checkpoint.resume import ResumeFrom
 from burnish.train.interrupter import Interrupter
 from burnish.train.options import LearnerOptions
+from burnish.train.split import Split
+
+if TYPE_CHECKING:
+    from burnish.lr_scheduler import LrScheduler
+    from burnish.optim import Optimizer
+    from burnish.record.base import FileRecorder
+    from burnish.train.checkpoint.strategy import CheckpointingStrategy
+    from burnish.train.early_stopping import EarlyStoppingStrategy
+    from burnish.train.learner import Learner
+    from burnish.train.logger import ApplicationLoggerInstaller, MetricLogger
+    from burnish.train.metric.base import Metric
+    from burnish.train.renderer.base import MetricsRenderer
+
+_DEFAULT: Literal["default"] = "default"
 
 __all__ = ["LearnerBuilder"]
 
@@ -37,18 +54,18 @@ class LearnerBuilder:
 
     def __init__(self, artifact_dir: str | os.PathLike) -> None:
         self._artifact_dir = Path(artifact_dir)
-        self._metrics: dict[str, list[Any]] = {"train": [], "valid": []}
+        self._metrics: dict[Split, list[Metric]] = {Split.TRAIN: [], Split.VALID: []}
         self._num_epochs = 1
         self._interrupter = Interrupter()
-        self._recorder: Any = None
-        self._strategy: Any = None
-        self._resume_from: int | str | None = None
-        self._early_stopping: Any = None
+        self._recorder: FileRecorder | None = None
+        self._strategy: CheckpointingStrategy | None = None
+        self._resume_from: int | ResumeFrom | None = None
+        self._early_stopping: EarlyStoppingStrategy | None = None
         self._grads_accumulation: int | None = None
-        self._devices: list[torch.device] = []
-        self._renderer: Any = None
-        self._loggers: dict[str, Any] | None = None
-        self._application_logger: Any = "default"
+        self._device: torch.device | None = None
+        self._renderer: MetricsRenderer | None = None
+        self._loggers: dict[Split, MetricLogger] | None = None
+        self._application_logger: ApplicationLoggerInstaller | Literal["default"] | None = _DEFAULT
         self._summary = False
         self._checkpoint_every: int | None = None
         self._deterministic = False
@@ -56,23 +73,23 @@ class LearnerBuilder:
 
     # -- metrics ---------------------------------------------------------------------------
 
-    def metric_train_numeric(self, metric: Any) -> LearnerBuilder:
+    def metric_train_numeric(self, metric: Metric) -> LearnerBuilder:
         """Register a numeric training metric: logged per epoch, plotted in the dashboard."""
-        return self._add_metric("train", metric, numeric=True)
+        return self._add_metric(Split.TRAIN, metric, numeric=True)
 
-    def metric_valid_numeric(self, metric: Any) -> LearnerBuilder:
+    def metric_valid_numeric(self, metric: Metric) -> LearnerBuilder:
         """Register a numeric validation metric: logged per epoch, plotted in the dashboard."""
-        return self._add_metric("valid", metric, numeric=True)
+        return self._add_metric(Split.VALID, metric, numeric=True)
 
-    def metric_train(self, metric: Any) -> LearnerBuilder:
+    def metric_train(self, metric: Metric) -> LearnerBuilder:
         """Register a training metric shown as text in the dashboard."""
-        return self._add_metric("train", metric, numeric=False)
+        return self._add_metric(Split.TRAIN, metric, numeric=False)
 
-    def metric_valid(self, metric: Any) -> LearnerBuilder:
+    def metric_valid(self, metric: Metric) -> LearnerBuilder:
         """Register a validation metric shown as text in the dashboard."""
-        return self._add_metric("valid", metric, numeric=False)
+        return self._add_metric(Split.VALID, metric, numeric=False)
 
-    def _add_metric(self, split: str, metric: Any, numeric: bool) -> LearnerBuilder:
+    def _add_metric(self, split: Split, metric: Metric, numeric: bool) -> LearnerBuilder:
         from burnish.train.metric.base import Metric, Numeric
 
         if not isinstance(metric, Metric):
@@ -100,17 +117,17 @@ class LearnerBuilder:
         self._num_epochs = num_epochs
         return self
 
-    def devices(self, devices: list[Any]) -> LearnerBuilder:
-        """The devices to train on; data loaders are moved to the first one."""
+    def devices(self, devices: Sequence[torch.device | str]) -> LearnerBuilder:
+        """The device to train on (one per process); `fit` moves the model and data there."""
         if not devices:
             raise ValueError("`devices` must name at least one device. Received: [].")
-        self._devices = [parse_device(d) for d in devices]
-        if len(self._devices) > 1:
+        if len(devices) > 1:
             raise ValueError(
-                f"Training on several devices ({len(self._devices)} given) runs one process per "
+                f"Training on several devices ({len(devices)} given) runs one process per "
                 "device under torch.distributed: launch the script with "
                 "`torchrun --nproc_per_node=N` and pass one device per process."
             )
+        self._device = parse_device(devices[0])
         return self
 
     def grads_accumulation(self, accumulation: int) -> LearnerBuilder:
@@ -128,7 +145,7 @@ class LearnerBuilder:
         self._interrupter = interrupter
         return self
 
-    def early_stopping(self, strategy: Any) -> LearnerBuilder:
+    def early_stopping(self, strategy: EarlyStoppingStrategy) -> LearnerBuilder:
         """Stop when `strategy.should_stop(epoch, store)` says so (after each epoch)."""
         self._early_stopping = strategy
         return self
@@ -151,26 +168,28 @@ class LearnerBuilder:
 
     # -- checkpoints -----------------------------------------------------------------------
 
-    def with_file_checkpointer(self, recorder: Any) -> LearnerBuilder:
+    def with_file_checkpointer(self, recorder: FileRecorder) -> LearnerBuilder:
         """Save model, optimizer, scheduler and loop state under `checkpoint/` each epoch."""
         self._recorder = recorder
         return self
 
-    def with_checkpointing_strategy(self, strategy: Any) -> LearnerBuilder:
+    def with_checkpointing_strategy(self, strategy: CheckpointingStrategy) -> LearnerBuilder:
         """Which epoch checkpoints to keep (default: last 2 + best valid loss)."""
         self._strategy = strategy
         return self
 
-    def checkpoint(self, epoch: int | str) -> LearnerBuilder:
+    def checkpoint(self, epoch: int | Literal["latest"]) -> LearnerBuilder:
         """Resume from the checkpoint of `epoch`, or `"latest"` (fails if there is none)."""
-        if epoch != "latest":
-            _require_positive("checkpoint", epoch)
+        if epoch == ResumeFrom.LATEST.value:
+            self._resume_from = ResumeFrom.LATEST
+            return self
+        _require_positive("checkpoint", epoch)
         self._resume_from = epoch
         return self
 
     def resume(self) -> LearnerBuilder:
         """Continue from the newest complete checkpoint, exactly; start fresh if there is none."""
-        self._resume_from = "auto"
+        self._resume_from = ResumeFrom.AUTO
         return self
 
     def checkpoint_every(self, iterations: int) -> LearnerBuilder:
@@ -181,17 +200,19 @@ class LearnerBuilder:
 
     # -- output ----------------------------------------------------------------------------
 
-    def renderer(self, renderer: Any) -> LearnerBuilder:
+    def renderer(self, renderer: MetricsRenderer) -> LearnerBuilder:
         """Use this `MetricsRenderer` instead of the default (TUI in a terminal, else CLI)."""
         self._renderer = renderer
         return self
 
-    def with_metric_logger(self, train: Any, valid: Any) -> LearnerBuilder:
+    def with_metric_logger(self, train: MetricLogger, valid: MetricLogger) -> LearnerBuilder:
         """Use these metric loggers for the train and valid splits instead of files."""
-        self._loggers = {"train": train, "valid": valid}
+        self._loggers = {Split.TRAIN: train, Split.VALID: valid}
         return self
 
-    def with_application_logger(self, installer: Any) -> LearnerBuilder:
+    def with_application_logger(
+        self, installer: ApplicationLoggerInstaller | None
+    ) -> LearnerBuilder:
         """Install this application logger (None: leave Python logging alone)."""
         self._application_logger = installer
         return self
@@ -205,13 +226,20 @@ class LearnerBuilder:
 
     def build(
         self,
-        model: Any,
-        optim: Any,
-        lr_scheduler: Any,
+        model: nn.Module,
+        optim: Optimizer,
+        lr_scheduler: LrScheduler | float | Any,
         dataloader_train: Any = None,
         dataloader_valid: Any = None,
-    ) -> Any:
-        """Create the `Learner`. `lr_scheduler` may be a float (a constant learning rate).
+    ) -> Learner:
+        """Create the `Learner`.
+
+        Args:
+            model: the model to train; it implements `TrainStep` and `ValidStep`.
+            optim: its optimizer, e.g. `AdamConfig().init()`.
+            lr_scheduler: a scheduler, a scheduler config, or a float (a constant rate).
+            dataloader_train: the training data, if not given to `fit`.
+            dataloader_valid: the validation data, if not given to `fit`.
 
         Raises:
             ValueError: when the configuration cannot work (see the message for the fix).
@@ -220,8 +248,6 @@ class LearnerBuilder:
         from burnish.train.learner import Learner
 
         options = self._options()
-        if self._devices:
-            model = model.to(self._devices[0])
         return Learner(
             model, optim, as_scheduler(lr_scheduler), options, dataloader_train, dataloader_valid
         )
@@ -243,16 +269,16 @@ class LearnerBuilder:
         return LearnerOptions(
             artifact_dir=self._artifact_dir,
             num_epochs=self._num_epochs,
-            metrics={k: list(v) for k, v in self._metrics.items()},
-            loggers=self._loggers or self._file_loggers(),
-            renderer=self._renderer or _default_renderer(),
+            metrics={split: tuple(metrics) for split, metrics in self._metrics.items()},
+            loggers=self._loggers,
+            renderer=self._renderer,
             interrupter=self._interrupter,
             checkpointer=checkpointer,
             checkpointing_strategy=strategy,
             resume_from=self._resume_from,
             early_stopping=self._early_stopping,
             grads_accumulation=self._grads_accumulation,
-            devices=list(self._devices),
+            device=self._device,
             application_logger=self._installer(),
             summary=self._summary,
             checkpoint_every=self._checkpoint_every,
@@ -260,28 +286,25 @@ class LearnerBuilder:
             compile=self._compile,
         )
 
-    def _file_loggers(self) -> dict[str, Any]:
-        from burnish.train.logger import FileMetricLogger
-
-        return {s: FileMetricLogger(self._artifact_dir / s) for s in ("train", "valid")}
-
-    def _installer(self) -> Any:
-        if self._application_logger != "default":
+    def _installer(self) -> ApplicationLoggerInstaller | None:
+        if self._application_logger != _DEFAULT:
             return self._application_logger
         from burnish.train.logger import FileApplicationLoggerInstaller
 
         return FileApplicationLoggerInstaller(self._artifact_dir / "experiment.log")
 
-    def _check_strategy_metrics(self, strategy: Any, checkpointing: bool) -> None:
+    def _check_strategy_metrics(self, strategy: CheckpointingStrategy, checkpointing: bool) -> None:
         """A strategy watching a metric that is not registered fails now, not after epoch 1.
 
         The default checkpointing strategy is exempt: without a valid `Loss` it keeps the last 2.
         """
-        watched = [("early_stopping", self._early_stopping)]
+        watched: list[tuple[str, list[tuple[str, Split]]]] = []
+        if self._early_stopping is not None:
+            watched.append(("early_stopping", self._early_stopping.watched_metrics()))
         if checkpointing and self._strategy is not None:
-            watched.append(("with_checkpointing_strategy", strategy))
-        for owner, part in watched:
-            for name, split in _watched_metrics(part):
+            watched.append(("with_checkpointing_strategy", strategy.watched_metrics()))
+        for owner, pairs in watched:
+            for name, split in pairs:
                 names = [m.name for m in self._metrics[split]]
                 if name not in names:
                     raise ValueError(
@@ -289,25 +312,6 @@ class LearnerBuilder:
                         f"of that name is registered (registered: {names}). Add it with "
                         f"`metric_{split}_numeric(...)`."
                     )
-
-
-def _watched_metrics(part: Any) -> list[tuple[str, str]]:
-    """(metric name, split) pairs a checkpointing or early-stopping strategy reads."""
-    if part is None:
-        return []
-    found = []
-    for inner in getattr(part, "strategies", None) or [part]:
-        name = getattr(inner, "metric_name", None) or getattr(inner, "name", None)
-        split = getattr(inner, "split", None)
-        if isinstance(name, str) and split is not None:
-            found.append((name, getattr(split, "value", split)))
-    return found
-
-
-def _default_renderer() -> Any:
-    from burnish.train.renderer import default_renderer
-
-    return default_renderer()
 
 
 def _require_positive(name: str, value: Any) -> None:

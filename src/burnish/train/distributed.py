@@ -23,14 +23,11 @@ import datetime
 import logging
 import os
 from collections.abc import Callable
-from typing import Any
 
 import torch
 import torch.distributed as dist
 
-from burnish.train.renderer.base import MetricsRenderer
-
-__all__ = ["DistributedContext", "SilentRenderer", "all_reduce_mean"]
+__all__ = ["DistributedContext", "all_reduce_mean"]
 
 log = logging.getLogger("burnish.train")
 
@@ -95,6 +92,7 @@ class DistributedContext:
         return bool(value.item())
 
     def barrier(self) -> None:
+        """Wait for every rank (nothing when alone)."""
         if self.enabled:
             dist.barrier()
 
@@ -110,23 +108,6 @@ class DistributedContext:
             return on_device.cpu()
 
         return reduce
-
-    def shard(self, loader: Any) -> Any:
-        """This rank's share of a burnish data loader's epochs.
-
-        A loader without `shard` (e.g. `torch.utils.data.DataLoader`) is used as it is: give it
-        a `DistributedSampler` yourself — burnish never replaces a user's sampler.
-        """
-        if not self.enabled:
-            return loader
-        if hasattr(loader, "shard"):
-            return loader.shard(self.rank, self.world_size)
-        log.warning(
-            "%s has no `shard`: every rank iterates it as it is. Give it a "
-            "torch.utils.data.DistributedSampler, or use burnish's DataLoaderBuilder.",
-            type(loader).__name__,
-        )
-        return loader
 
 
 def all_reduce_mean(tensors: list[torch.Tensor], world_size: int) -> None:
@@ -187,22 +168,3 @@ def _collective_device(device: torch.device | None) -> torch.device:
     if dist.is_initialized() and dist.get_backend() == "nccl":
         return device if device is not None and device.type == "cuda" else torch.device("cuda")
     return torch.device("cpu")
-
-
-class SilentRenderer(MetricsRenderer):
-    """The renderer of ranks other than 0: draws nothing."""
-
-    def start(self, num_epochs: int, interrupter: Any) -> None:
-        pass
-
-    def due(self) -> bool:
-        return False
-
-    def render(self, snapshot: Any) -> None:
-        pass
-
-    def end_epoch(self, split: str, epoch: int, values: dict[str, float]) -> None:
-        pass
-
-    def close(self) -> None:
-        pass

@@ -6,22 +6,14 @@ import dataclasses
 import logging
 import math
 from abc import ABC, abstractmethod
-from typing import Any, Protocol
+from typing import Any
 
 from burnish.errors import RecordError
-from burnish.train.metric_store import Aggregate, Direction, Split, metric_name
+from burnish.train.metric.store import Aggregate, Direction, MetricFinder, Split, metric_name
 
 __all__ = ["EarlyStoppingStrategy", "MetricEarlyStoppingStrategy", "StoppingCondition"]
 
 log = logging.getLogger(__name__)
-
-
-class MetricFinder(Protocol):
-    """What an early-stopping strategy needs from the metric store."""
-
-    def find_metric(
-        self, name: str, epoch: int, aggregate: Aggregate, split: Split | str
-    ) -> float | None: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,6 +48,10 @@ class EarlyStoppingStrategy(ABC):
     @abstractmethod
     def should_stop(self, epoch: int, store: MetricFinder) -> bool:
         """Update the state with `epoch`'s metrics; whether training should stop now."""
+
+    def watched_metrics(self) -> list[tuple[str, Split]]:
+        """The `(metric name, split)` pairs this strategy reads (checked at `build`)."""
+        return []
 
     def to_record(self) -> dict[str, Any]:
         """The strategy's state, for resuming a run."""
@@ -152,6 +148,10 @@ class MetricEarlyStoppingStrategy(EarlyStoppingStrategy):
             )
         return stop
 
+    def watched_metrics(self) -> list[tuple[str, Split]]:
+        """`[(metric name, split)]` of the watched metric."""
+        return [(self.metric_name, self.split)]
+
     def _is_better(self, value: float) -> bool:
         if math.isnan(value):
             return False
@@ -181,7 +181,8 @@ class MetricEarlyStoppingStrategy(EarlyStoppingStrategy):
     def __repr__(self) -> str:
         return (
             f"MetricEarlyStoppingStrategy({self.metric_name!r}, {self.aggregate}, "
-            f"{self.direction}, {self.split}, {self.condition}, warmup_epochs={self.warmup_epochs})"
+            f"{self.direction}, Split.{self.split.name}, {self.condition}, "
+            f"warmup_epochs={self.warmup_epochs})"
         )
 
 

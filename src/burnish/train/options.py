@@ -1,45 +1,70 @@
-"""Everything a `LearnerBuilder` collects, handed to the `Learner` in one object."""
+"""Everything a `LearnerBuilder` collects, handed to the `Learner` in one frozen object."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
+from burnish.train.checkpoint.resume import ResumeFrom
 from burnish.train.interrupter import Interrupter
+from burnish.train.split import Split
+
+if TYPE_CHECKING:
+    from burnish.train.checkpoint.file import FileCheckpointer
+    from burnish.train.checkpoint.strategy import CheckpointingStrategy
+    from burnish.train.early_stopping import EarlyStoppingStrategy
+    from burnish.train.logger import ApplicationLoggerInstaller, MetricLogger
+    from burnish.train.metric.base import Metric
+    from burnish.train.renderer.base import MetricsRenderer
 
 __all__ = ["LearnerOptions"]
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class LearnerOptions:
-    """The learner's settings; built by `LearnerBuilder`, not by users."""
+    """The learner's settings; built by `LearnerBuilder`, not by users.
+
+    What a run needs besides these (renderer and loggers of ranks other than 0, the metric
+    processor, the data adapters, the training state) is built anew by each `fit`.
+
+    Attributes:
+        artifact_dir: where logs and checkpoints go.
+        num_epochs: epochs to train (1-based, inclusive).
+        metrics: the metrics of each split.
+        loggers: the metric logger of each split; None: Burn's file logs in `artifact_dir`.
+        renderer: the dashboard; None: the default one for the terminal.
+        interrupter: receives stop requests.
+        checkpointer: writes checkpoint directories; None: no checkpoints.
+        checkpointing_strategy: which epoch checkpoints to keep.
+        resume_from: the checkpoint to start from, None for a fresh start.
+        early_stopping: when to stop before `num_epochs`.
+        grads_accumulation: iterations per optimizer step; None: every iteration.
+        device: the device to train on; None: where the model and loaders already are.
+        application_logger: installs the experiment log for the run; None: logging untouched.
+        summary: print the LearnerSummary at the end.
+        checkpoint_every: also checkpoint every this many training iterations.
+        deterministic: use torch's deterministic algorithms during `fit`.
+        compile: `torch.compile` options for the model's forward, None: eager.
+    """
 
     artifact_dir: Path
     num_epochs: int
-    metrics: dict[str, list[Any]]
-    loggers: dict[str, Any]
-    renderer: Any
-    interrupter: Interrupter
-    checkpointer: Any = None
-    checkpointing_strategy: Any = None
-    resume_from: int | str | None = None
-    early_stopping: Any = None
+    metrics: Mapping[Split, tuple[Metric, ...]]
+    checkpointing_strategy: CheckpointingStrategy
+    interrupter: Interrupter = dataclasses.field(default_factory=Interrupter)
+    loggers: Mapping[Split, MetricLogger] | None = None
+    renderer: MetricsRenderer | None = None
+    checkpointer: FileCheckpointer | None = None
+    resume_from: int | ResumeFrom | None = None
+    early_stopping: EarlyStoppingStrategy | None = None
     grads_accumulation: int | None = None
-    devices: list[torch.device] = dataclasses.field(default_factory=list)
-    application_logger: Any = None
+    device: torch.device | None = None
+    application_logger: ApplicationLoggerInstaller | None = None
     summary: bool = False
     checkpoint_every: int | None = None
     deterministic: bool = False
-    compile: dict[str, Any] | None = None
-    _store: Any = None
-
-    def store(self) -> Any:
-        """The metric store over this run's loggers (for strategies and early stopping)."""
-        if self._store is None:
-            from burnish.train.metric_store import MetricStore
-
-            self._store = MetricStore(dict(self.loggers))
-        return self._store
+    compile: Mapping[str, Any] | None = None

@@ -36,7 +36,7 @@ returns the metric's input (or `NotImplemented`), and a `batch_size`:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import torch
 from torch import nn
@@ -47,6 +47,9 @@ from burnish.train.metric.classification import ConfusionStatsInput
 from burnish.train.metric.hamming import HammingScoreInput
 from burnish.train.metric.loss import LossInput
 from burnish.train.metric.perplexity import PerplexityInput
+
+if TYPE_CHECKING:
+    from burnish.optim import Gradients, GradientsParams
 
 __all__ = [
     "ClassificationOutput",
@@ -77,7 +80,7 @@ class TrainOutput(Generic[Item]):
     """
 
     model: nn.Module
-    grads: Any
+    grads: Gradients | GradientsParams
     item: Item
 
     @property

@@ -23,8 +23,10 @@ from typing import Any
 
 import torch
 
+from burnish.train.logger.base import MetricLogger
 from burnish.train.metric.base import Metric, MetricMetadata, Numeric, NumericEntry
 from burnish.train.renderer.base import MetricsRenderer, RenderSnapshot, TrainingProgress
+from burnish.train.split import Split
 
 __all__ = ["MetricsProcessor", "SplitMetrics"]
 
@@ -35,11 +37,11 @@ Reduce = Callable[[torch.Tensor], torch.Tensor]
 
 @dataclasses.dataclass
 class SplitMetrics:
-    """The metrics of one split (`"train"` or `"valid"`) and where their entries go."""
+    """The metrics of one split and where their entries go."""
 
-    split: str
+    split: Split
     metrics: list[Metric]
-    logger: Any  # MetricLogger
+    logger: MetricLogger
     pending: list[list[NumericEntry]] = dataclasses.field(default_factory=list)
     text: dict[str, str] = dataclasses.field(default_factory=dict)
     # Per numeric metric, the epoch's sum of value * count and of count over logged entries.
@@ -73,7 +75,7 @@ class MetricsProcessor:
         self.sync_every = sync_every
 
     def process(
-        self, split: str, item: Any, metadata: MetricMetadata, progress: TrainingProgress
+        self, split: Split, item: Any, metadata: MetricMetadata, progress: TrainingProgress
     ) -> None:
         """Update every metric of `split` with one step's output `item`."""
         state = self.splits[split]
@@ -94,7 +96,7 @@ class MetricsProcessor:
         if drain:
             self._drain(state, metadata.epoch, progress if render else None)
 
-    def end_epoch(self, split: str, epoch: int) -> dict[str, float]:
+    def end_epoch(self, split: Split, epoch: int) -> dict[str, float]:
         """Write the epoch's remaining entries, close its logs, clear the metrics.
 
         Returns:
@@ -108,7 +110,7 @@ class MetricsProcessor:
         self.clear(split)
         return values
 
-    def clear(self, split: str) -> None:
+    def clear(self, split: Split) -> None:
         """Forget the split's epoch: metrics, pending entries and totals."""
         state = self.splits[split]
         for metric in state.metrics:
@@ -126,7 +128,7 @@ class MetricsProcessor:
     def to_record(self) -> dict[str, Any]:
         """The metrics' mid-epoch state; call `flush` first."""
         return {
-            split: {
+            split.value: {
                 "metrics": {m.name: m.to_record() for m in state.metrics},
                 "totals": [list(total) for total in state.totals],
             }
@@ -134,8 +136,9 @@ class MetricsProcessor:
         }
 
     def load_record(self, record: dict[str, Any]) -> None:
+        """Continue from a `to_record()` of the same metrics (matched by name)."""
         for split, state in self.splits.items():
-            saved = record.get(split, {})
+            saved = record.get(split.value, {})
             for metric in state.metrics:
                 if metric.name in saved.get("metrics", {}):
                     metric.load_record(saved["metrics"][metric.name])

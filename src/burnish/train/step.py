@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from burnish.train.output import TrainOutput
 
 __all__ = ["TrainStep", "ValidStep"]
 
@@ -15,7 +18,7 @@ class TrainStep(Protocol):
     `TrainOutput(self, grads, item)`; the learner then steps the optimizer with those gradients.
     """
 
-    def train_step(self, batch: Any) -> Any: ...
+    def train_step(self, batch: Any) -> TrainOutput[Any]: ...
 
 
 @runtime_checkable

@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from burnish.train.logger.file import FileMetricLogger
-from burnish.train.metric_store import Aggregate, MetricStore, Split
+from burnish.train.metric.store import Aggregate, MetricStore
+from burnish.train.split import Split
 
 __all__ = ["LearnerSummary", "MetricSummary", "MetricSummaryEntry", "SummaryMetrics"]
 
@@ -115,7 +116,7 @@ class LearnerSummary:
                 f"Artifact directory does not exist at: {directory}. Pass the directory given "
                 "to `LearnerBuilder(artifact_dir)`."
             )
-        train, valid = FileMetricLogger(directory / "train"), FileMetricLogger(directory / "valid")
+        train, valid = (FileMetricLogger(directory / s) for s in (Split.TRAIN, Split.VALID))
         if not train.directory.is_dir() and not valid.directory.is_dir():
             raise FileNotFoundError(
                 f"No training or validation artifacts found at: {directory} (expected `train/` "

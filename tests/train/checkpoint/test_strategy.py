@@ -14,7 +14,7 @@ from burnish.train.checkpoint import (
 )
 from burnish.train.logger import InMemoryMetricLogger
 from burnish.train.metric.base import NumericEntry
-from burnish.train.metric_store import Aggregate, Direction, MetricStore, Split
+from burnish.train.metric.store import Aggregate, Direction, MetricStore, Split
 
 SAVE = CheckpointingAction.SAVE
 DELETE = CheckpointingAction.DELETE
@@ -26,15 +26,16 @@ class Simulation:
     def __init__(self, strategy, split=Split.VALID):
         self.strategy = strategy
         self.split = split
-        self.store = MetricStore({split: InMemoryMetricLogger()})
+        self.logger = InMemoryMetricLogger()
+        self.store = MetricStore({split: self.logger})
         self.epoch = 0
         self.kept = set()
 
     def epoch_end(self, *values, name="Loss"):
         self.epoch += 1
         entries = [NumericEntry(value, 2) for value in values]
-        self.store.log(self.split, name, self.epoch, entries)
-        self.store.end_epoch(self.split, self.epoch)
+        self.logger.log(name, self.epoch, entries)
+        self.logger.end_epoch(self.epoch)
         actions = self.strategy.checkpointing(self.epoch, self.store)
         for action in actions:
             if action.is_save:
@@ -139,7 +140,7 @@ def test_record_round_trip_resumes_the_same_decisions():
     fresh = default_checkpointing_strategy()  # a resumed run that lost the record
     actions = {"first": [], "resumed": [], "fresh": []}
     for epoch, loss in enumerate(LOSSES[4:], start=5):
-        first.store.log(Split.VALID, "Loss", epoch, [NumericEntry(loss, 1)])
+        first.logger.log("Loss", epoch, [NumericEntry(loss, 1)])
         actions["first"].append(first.strategy.checkpointing(epoch, first.store))
         actions["resumed"].append(resumed.checkpointing(epoch, first.store))
         actions["fresh"].append(fresh.checkpointing(epoch, first.store))

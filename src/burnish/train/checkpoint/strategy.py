@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal
 
 from burnish.errors import RecordError
-from burnish.train.metric_store import Aggregate, Direction, Split, metric_name
+from burnish.train.metric.store import Aggregate, Direction, MetricFinder, Split, metric_name
 
 __all__ = [
     "CheckpointingAction",
@@ -27,14 +27,6 @@ __all__ = [
     "MetricCheckpointingStrategy",
     "default_checkpointing_strategy",
 ]
-
-
-class EpochFinder(Protocol):
-    """What a strategy needs from the metric store."""
-
-    def find_epoch(
-        self, name: str, aggregate: Aggregate, direction: Direction, split: Split | str
-    ) -> int | None: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,8 +98,12 @@ class CheckpointingStrategy(ABC):
     """Decides, after each epoch, which checkpoints to save and delete (Burn's trait)."""
 
     @abstractmethod
-    def checkpointing(self, epoch: int, store: EpochFinder) -> list[CheckpointingAction]:
+    def checkpointing(self, epoch: int, store: MetricFinder) -> list[CheckpointingAction]:
         """The actions to take now that `epoch` has ended (its metrics are in `store`)."""
+
+    def watched_metrics(self) -> list[tuple[str, Split]]:
+        """The `(metric name, split)` pairs this strategy reads (checked at `build`)."""
+        return []
 
     def to_record(self) -> dict[str, Any]:
         """The strategy's state, for resuming a run (empty for stateless strategies)."""
@@ -137,7 +133,7 @@ class KeepLastNCheckpoints(CheckpointingStrategy):
             )
         self.num_keep = num_keep
 
-    def checkpointing(self, epoch: int, store: EpochFinder) -> list[CheckpointingAction]:
+    def checkpointing(self, epoch: int, store: MetricFinder) -> list[CheckpointingAction]:
         """`[SAVE]`, plus `DELETE(epoch - num_keep)` once that epoch exists."""
         _check_epoch(epoch)
         actions = [CheckpointingAction.SAVE]
@@ -180,7 +176,7 @@ class MetricCheckpointingStrategy(CheckpointingStrategy):
         self.split = Split.parse(split)
         self.current: int | None = None
 
-    def checkpointing(self, epoch: int, store: EpochFinder) -> list[CheckpointingAction]:
+    def checkpointing(self, epoch: int, store: MetricFinder) -> list[CheckpointingAction]:
         """`DELETE(previous best)` if the best epoch changed, `SAVE` if `epoch` is the best."""
         _check_epoch(epoch)
         best = store.find_epoch(self.name, self.aggregate, self.direction, self.split)
@@ -192,6 +188,10 @@ class MetricCheckpointingStrategy(CheckpointingStrategy):
             actions.append(CheckpointingAction.SAVE)
         self.current = best
         return actions
+
+    def watched_metrics(self) -> list[tuple[str, Split]]:
+        """`[(name, split)]` of the metric whose best epoch is kept."""
+        return [(self.name, self.split)]
 
     def to_record(self) -> dict[str, Any]:
         """`{"current": best epoch so far or None}`."""
@@ -210,7 +210,7 @@ class MetricCheckpointingStrategy(CheckpointingStrategy):
     def __repr__(self) -> str:
         return (
             f"MetricCheckpointingStrategy({self.name!r}, {self.aggregate}, {self.direction}, "
-            f"{self.split})"
+            f"Split.{self.split.name})"
         )
 
 
@@ -255,7 +255,7 @@ class ComposedCheckpointingStrategy(CheckpointingStrategy):
         """A builder: `.add(strategy)` for each strategy, then `.build()`."""
         return ComposedCheckpointingStrategyBuilder()
 
-    def checkpointing(self, epoch: int, store: EpochFinder) -> list[CheckpointingAction]:
+    def checkpointing(self, epoch: int, store: MetricFinder) -> list[CheckpointingAction]:
         """`[SAVE]` if any strategy saves, then `DELETE(e)` for each epoch all want deleted."""
         _check_epoch(epoch)
         saved = False
@@ -277,6 +277,10 @@ class ComposedCheckpointingStrategy(CheckpointingStrategy):
                 for deleted in self.deleted:
                     deleted.discard(candidate)
         return actions
+
+    def watched_metrics(self) -> list[tuple[str, Split]]:
+        """The metrics every composed strategy reads."""
+        return [pair for strategy in self.strategies for pair in strategy.watched_metrics()]
 
     def to_record(self) -> dict[str, Any]:
         """The epochs each strategy wants deleted and each strategy's own record."""

@@ -40,6 +40,8 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import torch
 
+from burnish.data.dataloader.loader import Progress
+
 __all__ = [
     "Adaptor",
     "Metric",
@@ -53,19 +55,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-
-@dataclasses.dataclass(frozen=True)
-class Progress:
-    """How far the data loader is through the current epoch (Burn: `Progress`).
-
-    Attributes:
-        items_processed: items (not batches) seen so far in this epoch.
-        items_total: items in the whole epoch.
-    """
-
-    items_processed: int
-    items_total: int
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,10 +7,9 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from burnish.train.interrupter import Interrupter
+from burnish.train.split import TRAINING_SPLITS, Split
 
 __all__ = ["MetricsRenderer", "RenderSnapshot", "TrainingProgress", "format_value"]
-
-SPLITS = ("train", "valid")
 
 
 @dataclass(frozen=True)
@@ -44,14 +43,14 @@ class RenderSnapshot:
     """The metric values of one iteration, read from the device at the renderer's rate.
 
     Attributes:
-        split: `"train"` or `"valid"`.
+        split: `Split.TRAIN` or `Split.VALID` (equal to `"train"`/`"valid"`).
         progress: Where the learner is.
         numeric: Numeric metric name -> `(current, running)`: the value of the last batch and
             the running value of the epoch so far, both host floats.
         text: Text metric name -> its formatted value.
     """
 
-    split: str
+    split: Split
     progress: TrainingProgress
     numeric: dict[str, tuple[float, float]] = field(default_factory=dict)
     text: dict[str, str] = field(default_factory=dict)
@@ -78,7 +77,7 @@ class MetricsRenderer(ABC):
         """Show the state of the current iteration."""
 
     @abstractmethod
-    def end_epoch(self, split: str, epoch: int, values: dict[str, float]) -> None:
+    def end_epoch(self, split: Split, epoch: int, values: dict[str, float]) -> None:
         """Record the final value of each numeric metric for one epoch of one split."""
 
     @abstractmethod
@@ -97,10 +96,12 @@ class MetricsRenderer(ABC):
         self.close()
 
 
-def check_split(split: str) -> None:
-    """Raise if `split` is not one the renderers know."""
-    if split not in SPLITS:
-        raise ValueError(f"`split` must be one of {SPLITS}. Received: split={split!r}.")
+def check_split(split: Split | str) -> Split:
+    """`split` as a `Split`; raise if it is not one the renderers know."""
+    if split not in TRAINING_SPLITS:
+        allowed = tuple(s.value for s in TRAINING_SPLITS)
+        raise ValueError(f"`split` must be one of {allowed}. Received: split={split!r}.")
+    return Split(split)
 
 
 def check_num_epochs(num_epochs: int) -> None:

@@ -16,6 +16,7 @@ from burnish.train.renderer.base import (
     check_split,
     format_value,
 )
+from burnish.train.split import Split
 
 __all__ = ["CliMetricsRenderer"]
 
@@ -106,9 +107,9 @@ class CliMetricsRenderer(MetricsRenderer):
                 self._deadline = now + self.interval_s
         self._predict_next_call(key, progress.items_processed, progress.items_total)
 
-    def end_epoch(self, split: str, epoch: int, values: dict[str, float]) -> None:
+    def end_epoch(self, split: Split | str, epoch: int, values: dict[str, float]) -> None:
         """Print the epoch's final metric values and how long the epoch took."""
-        check_split(split)
+        split = check_split(split)
         now = self._clock()
         elapsed = now - self._phase_started
         parts = [f"[{split}] epoch {epoch}/{self._num_epochs} done in {elapsed:.1f}s"]

@@ -15,9 +15,10 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from burnish.train.renderer.dashboard import DashboardState
-from burnish.train.renderer.plot import LinePlot, PlotSeries
-from burnish.train.renderer.progress import format_eta
+from burnish.train.renderer.tui.dashboard import DashboardState
+from burnish.train.renderer.tui.plot import LinePlot, PlotSeries
+from burnish.train.renderer.tui.progress import format_eta
+from burnish.train.split import TRAINING_SPLITS, Split
 
 __all__ = [
     "build_dashboard",
@@ -29,9 +30,9 @@ __all__ = [
     "status_panel",
 ]
 
-SPLIT_STYLES = {"train": "bright_red", "valid": "bright_blue"}
-SPLIT_LABELS = {"train": "Train", "valid": "Valid"}
-MODE_LABELS = {"train": "Training", "valid": "Validating"}
+SPLIT_STYLES = {Split.TRAIN: "bright_red", Split.VALID: "bright_blue"}
+SPLIT_LABELS = {Split.TRAIN: "Train", Split.VALID: "Valid"}
+MODE_LABELS = {Split.TRAIN: "Training", Split.VALID: "Validating"}
 
 
 def build_dashboard(state: DashboardState) -> Layout:
@@ -74,13 +75,13 @@ def metrics_panel(state: DashboardState) -> Panel:
     table.add_column(
         "Metric", style="bold yellow", no_wrap=True, overflow="ellipsis", ratio=1, min_width=8
     )
-    for split in ("train", "valid"):
+    for split in TRAINING_SPLITS:
         for column in ("batch", "epoch"):
             header = Text(f"{SPLIT_LABELS[split]}\n{column}", style=SPLIT_STYLES[split])
             table.add_column(header, justify="right", no_wrap=True)
     for name in state.history.names:
         cells = []
-        for split in ("train", "valid"):
+        for split in TRAINING_SPLITS:
             values = state.splits[split].numeric.get(name)
             values = values or (None, None)
             cells += ["-" if value is None else format_compact(value) for value in values]
@@ -88,7 +89,7 @@ def metrics_panel(state: DashboardState) -> Panel:
     parts: list[RenderableType] = [table]
     for name in state.text_names():
         line = Text(f"{name}: ", style="bold yellow", no_wrap=True, overflow="ellipsis")
-        for split in ("train", "valid"):
+        for split in TRAINING_SPLITS:
             value = state.splits[split].text.get(name)
             if value is not None:
                 line.append(f"{SPLIT_LABELS[split]} ", style=SPLIT_STYLES[split])
@@ -148,7 +149,7 @@ def plot_panel(state: DashboardState) -> Panel:
     points = state.history.series(name, recent=state.recent)
     series = [
         PlotSeries(SPLIT_LABELS[split], points[split], SPLIT_STYLES[split])
-        for split in ("train", "valid")
+        for split in TRAINING_SPLITS
         if split in points
     ]
     if state.recent:

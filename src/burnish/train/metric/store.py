@@ -7,20 +7,21 @@ caches each epoch's aggregate.
 
 from __future__ import annotations
 
-import enum
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from burnish.train.logger.base import LoggedEntry, MetricLogger
+from burnish.train.logger.base import MetricLogger
 from burnish.train.logger.file import FileMetricLogger
 from burnish.train.metric.base import NumericEntry
+from burnish.train.split import TRAINING_SPLITS, ParsableEnum, Split
 
 __all__ = [
     "Aggregate",
     "Direction",
+    "MetricFinder",
     "MetricStore",
     "Split",
     "aggregate_entries",
@@ -28,47 +29,30 @@ __all__ = [
 ]
 
 
-class _ParsableEnum(enum.Enum):
-    @classmethod
-    def parse(cls, value: object) -> Any:
-        """`value` itself, or the member named by `value` (a string, any case).
-
-        Raises:
-            ValueError: if `value` names no member.
-        """
-        if isinstance(value, cls):
-            return value
-        if isinstance(value, str):
-            for member in cls:
-                if value.lower() in (member.value, member.name.lower()):
-                    return member
-        allowed = ", ".join(f"{cls.__name__}.{member.name}" for member in cls)
-        strings = ", ".join(repr(member.value) for member in cls)
-        raise ValueError(
-            f"{cls.__name__} must be one of {allowed} (or {strings}). Received: {value!r}."
-        )
-
-
-class Split(_ParsableEnum):
-    """The data split a metric was computed on (Burn: `Split`)."""
-
-    TRAIN = "train"
-    VALID = "valid"
-    TEST = "test"
-
-
-class Aggregate(_ParsableEnum):
+class Aggregate(ParsableEnum):
     """How the lines of an epoch are reduced to one value (Burn: `Aggregate`; Burn has only
     `Mean`): the count-weighted mean, `sum(value * count) / sum(count)`."""
 
     MEAN = "mean"
 
 
-class Direction(_ParsableEnum):
+class Direction(ParsableEnum):
     """Which values are better (Burn: `Direction`)."""
 
     LOWEST = "lowest"
     HIGHEST = "highest"
+
+
+class MetricFinder(Protocol):
+    """What checkpointing and early-stopping strategies ask of the metric store."""
+
+    def find_metric(
+        self, name: str, epoch: int, aggregate: Aggregate, split: Split | str
+    ) -> float | None: ...
+
+    def find_epoch(
+        self, name: str, aggregate: Aggregate, direction: Direction, split: Split | str
+    ) -> int | None: ...
 
 
 def metric_name(metric: Any) -> str:
@@ -116,8 +100,8 @@ class MetricStore:
 
     An epoch's aggregate is cached once every logger of the split has moved past that epoch
     (its `current_epoch` is later), and forgotten when a logger is truncated (its `revision`
-    changes) or when `log` adds to that epoch through the store. Loggers without
-    `current_epoch` are read on every query.
+    changes). Loggers without `current_epoch` are read on every query. The store only reads:
+    the learner writes to the loggers.
 
     Example:
         >>> store = MetricStore.from_dir("artifacts")
@@ -144,12 +128,7 @@ class MetricStore:
     def from_dir(cls, artifact_dir: str | os.PathLike) -> MetricStore:
         """A store over `<artifact_dir>/train` and `<artifact_dir>/valid` file logs."""
         artifact_dir = Path(artifact_dir)
-        return cls(
-            {
-                Split.TRAIN: FileMetricLogger(artifact_dir / "train"),
-                Split.VALID: FileMetricLogger(artifact_dir / "valid"),
-            }
-        )
+        return cls({split: FileMetricLogger(artifact_dir / split) for split in TRAINING_SPLITS})
 
     def register_logger(self, split: Split | str, logger: MetricLogger) -> None:
         """Add `logger` to the loggers of `split` (Burn: `register_logger_train/valid`)."""
@@ -164,45 +143,10 @@ class MetricStore:
         """The loggers registered for `split`."""
         return list(self._loggers[Split.parse(split)])
 
-    # ---------------------------------------------------------------- events
-    def log(
-        self, split: Split | str, name: str, epoch: int, entries: Sequence[LoggedEntry]
-    ) -> None:
-        """Send `entries` of metric `name` to every logger of `split`."""
-        split = Split.parse(split)
-        for logger in self._loggers[split]:
-            logger.log(name, epoch, entries)
-        self.invalidate(split, name, epoch)
-
-    def end_epoch(self, split: Split | str, epoch: int) -> None:
-        """Tell every logger of `split` that `epoch` is over."""
-        for logger in self._loggers[Split.parse(split)]:
-            logger.end_epoch(epoch)
-
-    def flush(self) -> None:
-        """Flush every logger."""
-        for loggers in self._loggers.values():
-            for logger in loggers:
-                logger.flush()
-
-    def close(self) -> None:
-        """Close every logger."""
-        for loggers in self._loggers.values():
-            for logger in loggers:
-                logger.close()
-
-    def invalidate(
-        self, split: Split | str | None = None, name: str | None = None, epoch: int | None = None
-    ) -> None:
-        """Forget cached aggregates matching `split`, `name` and `epoch` (None matches all)."""
-        split = None if split is None else Split.parse(split)
-        for key in list(self._cache):
-            if (
-                (split is None or key[0] is split)
-                and (name is None or key[1] == name)
-                and (epoch is None or key[2] == epoch)
-            ):
-                del self._cache[key]
+    def _invalidate(self, split: Split) -> None:
+        """Forget the cached aggregates of `split`."""
+        for key in [key for key in self._cache if key[0] is split]:
+            del self._cache[key]
 
     # ---------------------------------------------------------------- queries
     def read_numeric(self, name: str, epoch: int, split: Split | str) -> list[NumericEntry]:
@@ -246,7 +190,7 @@ class MetricStore:
         """Forget `split`'s cache when one of its loggers was truncated since it was filled."""
         revisions = tuple(getattr(logger, "revision", 0) for logger in self._loggers[split])
         if self._revisions.get(split, revisions) != revisions:
-            self.invalidate(split)
+            self._invalidate(split)
         self._revisions[split] = revisions
 
     def find_epoch(

@@ -3,30 +3,46 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from burnish.errors import CheckpointError, RecordError
-from burnish.train.checkpoint.file import CheckpointId
+from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
 
-__all__ = ["ResumePoint", "find_resume_point"]
+__all__ = ["ResumeFrom", "ResumePoint", "find_resume_point"]
 
 log = logging.getLogger("burnish.train")
 
-LATEST = "latest"
-AUTO = "auto"  # resume() — the newest complete checkpoint, or a fresh start if there is none
+
+class ResumeFrom(str, enum.Enum):
+    """Which checkpoint a run starts from, besides an epoch number."""
+
+    LATEST = "latest"
+    """`checkpoint("latest")`: the newest complete checkpoint; an error if there is none."""
+    AUTO = "auto"
+    """`resume()`: the newest complete checkpoint, or a fresh start if there is none."""
 
 
 @dataclasses.dataclass
 class ResumePoint:
+    """A checkpoint and the records read from it."""
+
     checkpoint: CheckpointId
     records: dict[str, Any]
 
 
-def find_resume_point(options: Any, clean: bool = True, wait: Any = None) -> ResumePoint | None:
-    """Load the checkpoint the options ask for; None for a fresh start.
+def find_resume_point(
+    checkpointer: FileCheckpointer,
+    wanted: int | ResumeFrom,
+    device: torch.device | None = None,
+    clean: bool = True,
+    wait: Callable[[], None] | None = None,
+) -> ResumePoint | None:
+    """Load the checkpoint `wanted`; None for a fresh start.
 
     `checkpoint(epoch)` loads exactly that epoch's checkpoint. `checkpoint("latest")` and
     `resume()` take the newest committed checkpoint that verifies, falling back to older ones
@@ -34,7 +50,9 @@ def find_resume_point(options: Any, clean: bool = True, wait: Any = None) -> Res
     no checkpoint at all.
 
     Args:
-        options: the learner's options.
+        checkpointer: the run's checkpoint directories.
+        wanted: an epoch, `ResumeFrom.LATEST` or `ResumeFrom.AUTO`.
+        device: where the records' tensors are loaded.
         clean: remove incomplete checkpoint directories first (rank 0 only).
         wait: called after cleaning, before reading (a barrier with several ranks).
 
@@ -42,10 +60,6 @@ def find_resume_point(options: Any, clean: bool = True, wait: Any = None) -> Res
         CheckpointError: if the requested checkpoint is missing or corrupt, or every
             checkpoint is.
     """
-    wanted = options.resume_from
-    if wanted is None:
-        return None
-    checkpointer = options.checkpointer
     _warn_if_approximate(checkpointer.recorder)
     removed = checkpointer.clean_incomplete() if clean else []
     if removed:
@@ -54,8 +68,8 @@ def find_resume_point(options: Any, clean: bool = True, wait: Any = None) -> Res
         wait()
     if isinstance(wanted, int):
         point = CheckpointId(wanted)
-        return ResumePoint(point, _load(checkpointer, point, options))
-    return _newest(checkpointer, options, fresh_if_none=wanted == AUTO)
+        return ResumePoint(point, _load(checkpointer, point, device))
+    return _newest(checkpointer, device, fresh_if_none=wanted is ResumeFrom.AUTO)
 
 
 def _warn_if_approximate(recorder: Any) -> None:
@@ -68,7 +82,9 @@ def _warn_if_approximate(recorder: Any) -> None:
         )
 
 
-def _newest(checkpointer: Any, options: Any, fresh_if_none: bool) -> ResumePoint | None:
+def _newest(
+    checkpointer: FileCheckpointer, device: torch.device | None, fresh_if_none: bool
+) -> ResumePoint | None:
     candidates = list(reversed(checkpointer.committed()))
     if not candidates:
         if fresh_if_none:
@@ -83,15 +99,16 @@ def _newest(checkpointer: Any, options: Any, fresh_if_none: bool) -> ResumePoint
     errors = []
     for point in candidates:
         try:
-            return ResumePoint(point, _load(checkpointer, point, options))
+            return ResumePoint(point, _load(checkpointer, point, device))
         except CheckpointError as error:
             log.warning("Skipping checkpoint %s: %s", point.name, error)
             errors.append(f"{point.name}: {error}")
     raise CheckpointError("Every checkpoint is damaged:\n" + "\n".join(errors))
 
 
-def _load(checkpointer: Any, point: CheckpointId, options: Any) -> dict[str, Any]:
-    device = options.devices[0] if options.devices else None
+def _load(
+    checkpointer: FileCheckpointer, point: CheckpointId, device: torch.device | None
+) -> dict[str, Any]:
     try:
         return checkpointer.load(point, device)
     except RecordError as error:

@@ -22,9 +22,10 @@ from burnish.train.renderer.base import (
     check_num_epochs,
     check_split,
 )
-from burnish.train.renderer.dashboard import DashboardState
-from burnish.train.renderer.keyboard import KeyReader
-from burnish.train.renderer.panels import build_dashboard
+from burnish.train.renderer.tui.dashboard import DashboardState
+from burnish.train.renderer.tui.keyboard import KeyReader
+from burnish.train.renderer.tui.panels import build_dashboard
+from burnish.train.split import Split
 
 __all__ = ["TuiMetricsRenderer", "terminal_console"]
 
@@ -126,9 +127,9 @@ class TuiMetricsRenderer(MetricsRenderer):
             self._state.update(snapshot)
             self._dirty = True
 
-    def end_epoch(self, split: str, epoch: int, values: dict[str, float]) -> None:
+    def end_epoch(self, split: Split | str, epoch: int, values: dict[str, float]) -> None:
         """Show the epoch's final values in the metrics panel."""
-        check_split(split)
+        split = check_split(split)
         if self._state is None:
             return
         with self._lock:

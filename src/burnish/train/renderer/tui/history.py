@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from burnish.train.renderer.base import TrainingProgress
+from burnish.train.split import TRAINING_SPLITS
 
 __all__ = ["MetricHistory", "Series"]
 
@@ -95,6 +96,6 @@ class MetricHistory:
         store = self._recent if recent else self._full
         return {
             split: list(store[(split, name)].points)
-            for split in ("train", "valid")
+            for split in TRAINING_SPLITS
             if (split, name) in store and store[(split, name)].points
         }

@@ -6,9 +6,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from burnish.train.renderer.base import SPLITS, RenderSnapshot, TrainingProgress
-from burnish.train.renderer.history import MetricHistory
-from burnish.train.renderer.progress import ProgressEstimate
+from burnish.train.renderer.base import RenderSnapshot, TrainingProgress
+from burnish.train.renderer.tui.history import MetricHistory
+from burnish.train.renderer.tui.progress import ProgressEstimate
+from burnish.train.split import TRAINING_SPLITS, Split
 
 __all__ = ["DashboardState", "SplitState"]
 
@@ -45,8 +46,8 @@ class DashboardState:
         self.num_epochs = num_epochs
         self.clock = clock
         self.started = clock()
-        self.mode = "train"
-        self.splits = {split: SplitState() for split in SPLITS}
+        self.mode = Split.TRAIN
+        self.splits = {split: SplitState() for split in TRAINING_SPLITS}
         self.history = MetricHistory()
         self.estimate = ProgressEstimate(clock)
         self.selected = 0
@@ -63,10 +64,10 @@ class DashboardState:
         state.text.update(snapshot.text)
         currents = {name: current for name, (current, _) in snapshot.numeric.items()}
         self.history.push(snapshot.split, snapshot.progress, currents)
-        if snapshot.split == "train":
+        if snapshot.split == Split.TRAIN:
             self.estimate.update(snapshot.progress)
 
-    def end_epoch(self, split: str, epoch: int, values: dict[str, float]) -> None:
+    def end_epoch(self, split: Split, epoch: int, values: dict[str, float]) -> None:
         """Store the final epoch values of `split`."""
         state = self.splits[split]
         state.epoch_done = epoch
@@ -97,6 +98,6 @@ class DashboardState:
     def text_names(self) -> list[str]:
         """Text metric names of both splits, in order of first appearance."""
         names: dict[str, None] = {}
-        for split in SPLITS:
+        for split in TRAINING_SPLITS:
             names.update(dict.fromkeys(self.splits[split].text))
         return list(names)

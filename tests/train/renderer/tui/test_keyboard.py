@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from burnish.train.renderer.keyboard import KeyReader, parse_keys
+from burnish.train.renderer.tui.keyboard import KeyReader, parse_keys
 
 termios = pytest.importorskip("termios")
 

@@ -3,8 +3,8 @@ import math
 import pytest
 
 from burnish.train.renderer import TrainingProgress
-from burnish.train.renderer.history import MetricHistory, Series
-from burnish.train.renderer.progress import ProgressEstimate, format_eta, training_fraction
+from burnish.train.renderer.tui.history import MetricHistory, Series
+from burnish.train.renderer.tui.progress import ProgressEstimate, format_eta, training_fraction
 
 from tests.train.renderer.helpers import FakeClock
 

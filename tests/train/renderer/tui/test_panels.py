@@ -3,8 +3,8 @@ import re
 from rich.console import Console
 
 from burnish.train.renderer import RenderSnapshot, TrainingProgress
-from burnish.train.renderer.dashboard import DashboardState
-from burnish.train.renderer.panels import (
+from burnish.train.renderer.tui.dashboard import DashboardState
+from burnish.train.renderer.tui.panels import (
     build_dashboard,
     format_compact,
     metrics_panel,

@@ -2,7 +2,7 @@ import math
 
 from rich.console import Console
 
-from burnish.train.renderer.plot import BrailleCanvas, LinePlot, PlotSeries
+from burnish.train.renderer.tui.plot import BrailleCanvas, LinePlot, PlotSeries
 
 BRAILLE = range(0x2801, 0x2900)
 

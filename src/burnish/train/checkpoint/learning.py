@@ -1,0 +1,120 @@
+"""The learner's checkpointing (Burn's `LearningCheckpointer`): when to save, what to delete,
+where to resume.
+
+The learner hands it the run's `TrainingState` at three moments: `restore` before the first
+epoch, `save_iteration` mid-epoch (`checkpoint_every`, interruption) and `save_epoch` after
+validation. Only rank 0 writes; every rank takes part in the collectives (metric flushes).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
+from burnish.train.checkpoint.resume import ResumeFrom, ResumePoint, find_resume_point
+from burnish.train.split import Split
+
+if TYPE_CHECKING:
+    import torch
+
+    from burnish.train.checkpoint.strategy import CheckpointingStrategy
+    from burnish.train.checkpoint.training_state import TrainingState
+    from burnish.train.metric.store import MetricFinder
+
+__all__ = ["LearningCheckpointer"]
+
+log = logging.getLogger("burnish.train")
+
+
+class LearningCheckpointer:
+    """Saves and restores a run's `TrainingState` as committed checkpoint directories.
+
+    Args:
+        checkpointer: writes and reads the checkpoint directories; None: no checkpoints.
+        strategy: which epoch checkpoints to keep.
+        resume_from: the checkpoint to start from (an epoch, `ResumeFrom.LATEST`,
+            `ResumeFrom.AUTO`) or None for a fresh start.
+        is_main: whether this process writes (rank 0).
+    """
+
+    def __init__(
+        self,
+        checkpointer: FileCheckpointer | None,
+        strategy: CheckpointingStrategy,
+        resume_from: int | ResumeFrom | None = None,
+        is_main: bool = True,
+    ) -> None:
+        self.checkpointer = checkpointer
+        self.strategy = strategy
+        self.resume_from = resume_from
+        self.is_main = is_main
+
+    def restore(
+        self,
+        state: TrainingState,
+        device: torch.device | None,
+        barrier: Callable[[], None] | None = None,
+    ) -> bool:
+        """Load the checkpoint the run asks for into `state`; False for a fresh start.
+
+        Raises:
+            CheckpointError: if the requested checkpoint is missing or damaged.
+        """
+        if self.checkpointer is None or self.resume_from is None:
+            return False
+        point = find_resume_point(
+            self.checkpointer, self.resume_from, device, clean=self.is_main, wait=barrier
+        )
+        if point is None:
+            return False
+        self._load(state, point)
+        log.info("Resumed from checkpoint %s.", point.checkpoint.name)
+        return True
+
+    def save_iteration(self, state: TrainingState) -> None:
+        """Commit a mid-epoch checkpoint; older mid-epoch checkpoints are then deleted."""
+        if self.checkpointer is None:
+            return
+        state.processor.flush(state.position.epoch)  # a collective with several ranks
+        if not self.is_main:
+            return
+        point = CheckpointId(state.position.epoch, state.position.iteration)
+        self.checkpointer.save(point, self._records(state))
+        for older in self.checkpointer.committed():
+            if older.iteration is not None and older.sort_key() < point.sort_key():
+                self.checkpointer.delete(older)
+
+    def save_epoch(self, epoch: int, state: TrainingState, store: MetricFinder) -> None:
+        """Carry out the strategy's actions for `epoch`: save first, then delete."""
+        if self.checkpointer is None:
+            return
+        actions = self.strategy.checkpointing(epoch, store)
+        state.processor.flush(state.position.epoch)
+        if not self.is_main:
+            return
+        if any(action.is_save for action in actions):  # save first: never zero checkpoints
+            self.checkpointer.save(CheckpointId(epoch), self._records(state))
+        for action in actions:
+            if action.is_delete and action.epoch is not None:
+                self.checkpointer.delete(CheckpointId(action.epoch))
+        for older in self.checkpointer.committed():  # mid-epoch checkpoints are superseded
+            if older.iteration is not None and older.epoch <= epoch:
+                self.checkpointer.delete(older)
+
+    def _records(self, state: TrainingState) -> dict[str, Any]:
+        records = state.to_records()
+        records["learner"]["checkpointing_strategy"] = self.strategy.to_record()
+        return records
+
+    def _load(self, state: TrainingState, point: ResumePoint) -> None:
+        records = point.records
+        state.load_records(records)
+        saved = records["learner"].get("checkpointing_strategy")
+        if saved is not None:
+            self.strategy.load_record(saved)
+        if self.is_main:  # drop log lines written after the checkpoint; other ranks log in memory
+            positions = records["learner"]["loggers"]
+            for split in (Split.TRAIN, Split.VALID):
+                state.processor.splits[split].logger.truncate_to(positions[split.value])

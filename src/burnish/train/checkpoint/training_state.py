@@ -1,0 +1,131 @@
+"""What a checkpoint holds: every part of a run that changes while it trains.
+
+`TrainingState` is owned by the learner for one `fit` run. `LearningCheckpointer` records it and
+restores it; each part records itself (`to_record`/`load_record`), so this file only says which
+parts there are and how their records fit together.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from burnish.module import into_record, load_record
+from burnish.train.checkpoint.rng import load_rng_record, rng_record
+from burnish.train.position import Phase, Position
+from burnish.train.split import TRAINING_SPLITS, Split
+
+if TYPE_CHECKING:
+    from torch import nn
+
+    from burnish.lr_scheduler import LrScheduler
+    from burnish.optim import Optimizer
+    from burnish.train.accumulation import Accumulation
+    from burnish.train.data_adapter import DataAdapter
+    from burnish.train.early_stopping import EarlyStoppingStrategy
+    from burnish.train.processor import MetricsProcessor
+
+__all__ = ["TrainingState"]
+
+
+@dataclasses.dataclass
+class TrainingState:
+    """The run's changing parts; the learner's loop reads and advances them.
+
+    Attributes:
+        model: the model being trained (replaced by what `optim.step` returns).
+        optim: its optimizer.
+        lr_scheduler: its learning-rate scheduler.
+        loaders: the data of each split.
+        processor: the metrics, their loggers and the renderer.
+        accumulation: gradients summed over iterations between optimizer steps.
+        early_stopping: the early-stopping strategy, if any.
+        world_size: how many ranks train together.
+        position: where the loop is.
+        epoch_start: each split's loader record at the start of its current epoch.
+    """
+
+    model: nn.Module
+    optim: Optimizer
+    lr_scheduler: LrScheduler
+    loaders: dict[Split, DataAdapter]
+    processor: MetricsProcessor
+    accumulation: Accumulation
+    early_stopping: EarlyStoppingStrategy | None = None
+    world_size: int = 1
+    position: Position = dataclasses.field(default_factory=Position)
+    epoch_start: dict[Split, Any] = dataclasses.field(default_factory=dict)
+
+    def start_epoch(self, split: Split) -> None:
+        """Remember `split`'s loader position at the start of its epoch."""
+        self.epoch_start[split] = self.loaders[split].to_record()
+
+    def to_records(self) -> dict[str, Any]:
+        """The checkpoint's files: `model`, `optim`, `scheduler` and `learner` records.
+
+        Pending metric entries must have been written first (`processor.flush`).
+        """
+        return {
+            "model": into_record(self.model),
+            "optim": self.optim.to_record(),
+            "scheduler": self.lr_scheduler.to_record(),
+            "learner": self._loop_record(),
+        }
+
+    def load_records(self, records: dict[str, Any]) -> None:
+        """Continue exactly from `to_records()` (the model keeps its device)."""
+        device = next((p.device for p in self.model.parameters()), None)
+        load_record(self.model, records["model"])
+        if device is not None:
+            self.model.to(device)
+        self.optim.load_record(records["optim"])
+        self.lr_scheduler.load_record(records["scheduler"])
+        loop = records["learner"]
+        self.position = Position.from_record(loop["position"])
+        self._load_loaders(loop["loaders"])
+        if self.position.phase is Phase.DONE:  # an epoch checkpoint: start the next epoch
+            self.position = Position(self.position.epoch + 1)
+        load_rng_record(loop["rng"])
+        self.processor.load_record(loop["metrics"])
+        if self.early_stopping is not None and loop["early_stopping"] is not None:
+            self.early_stopping.load_record(loop["early_stopping"])
+        self.accumulation.load_record(loop["accumulation"], self.model)
+
+    def log_positions(self) -> dict[str, Any]:
+        """Each split's committed log lines, as of the current position."""
+        return {
+            split.value: self.processor.splits[split].logger.positions(
+                self.position.log_epoch(split)
+            )
+            for split in TRAINING_SPLITS
+        }
+
+    def _loop_record(self) -> dict[str, Any]:
+        return {
+            "position": self.position.to_record(),
+            "loaders": {
+                "start": {s.value: r for s, r in self.epoch_start.items()},
+                "now": {s.value: self.loaders[s].to_record() for s in TRAINING_SPLITS},
+            },
+            "rng": rng_record(),
+            "metrics": self.processor.to_record(),
+            "loggers": self.log_positions(),
+            "early_stopping": _record_of(self.early_stopping),
+            "accumulation": self.accumulation.to_record(),
+            "world_size": self.world_size,
+        }
+
+    def _load_loaders(self, records: dict[str, Any]) -> None:
+        """A split still running restarts from its epoch-start state, else from 'now'."""
+        self.epoch_start = {Split(s): r for s, r in records["start"].items()}
+        for split in TRAINING_SPLITS:
+            running = self.position.running(split)
+            record = records["start" if running else "now"].get(split.value)
+            if record is not None and not running:
+                record = {"epoch": record["epoch"]}  # a finished epoch: any world size
+            if record is not None:
+                self.loaders[split].load_record(record)
+
+
+def _record_of(part: Any) -> Any:
+    return part.to_record() if part is not None else None

@@ -1,0 +1,148 @@
+"""One interface over the data loaders a `Learner` accepts (Keras' data adapters).
+
+burnish's `DataLoader` resumes mid-epoch exactly, moves batches to a device and shards its
+epochs across ranks. A `torch.utils.data.DataLoader` (or any sized iterable of batches) is
+iterated as it is. The learner only talks to the adapter, never to the loader's own methods.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+from burnish.data.dataloader import DataLoader, Progress
+
+__all__ = ["BurnishDataAdapter", "DataAdapter", "IterableDataAdapter", "data_adapter"]
+
+log = logging.getLogger("burnish.train")
+
+
+class DataAdapter(ABC):
+    """A data loader as the learner sees it: epochs, progress, device, records, shards."""
+
+    def __init__(self) -> None:
+        self.items_total = 0
+        self.batch_size = 1
+
+    def iterate(self, skip: int = 0) -> Iterator[Any]:
+        """Start an epoch from batch `skip` on; progress counts from the epoch's start."""
+        self.items_total, self.batch_size = self._epoch_sizes()
+        return self._iterate(skip)
+
+    def progress(self, iteration: int) -> Progress:
+        """Items processed after `iteration` batches of the current epoch."""
+        items = min(iteration * self.batch_size, self.items_total)
+        return Progress(items, self.items_total)
+
+    @abstractmethod
+    def to_device(self, device: torch.device) -> DataAdapter:
+        """An adapter whose batches are on `device`."""
+
+    @abstractmethod
+    def shard(self, rank: int, world_size: int) -> DataAdapter:
+        """An adapter over this rank's share of every epoch."""
+
+    @abstractmethod
+    def to_record(self) -> dict[str, Any] | None:
+        """The loader's position (None: the loader cannot resume exactly)."""
+
+    @abstractmethod
+    def load_record(self, record: dict[str, Any]) -> None:
+        """Continue from a `to_record()` position."""
+
+    @abstractmethod
+    def _iterate(self, skip: int) -> Iterator[Any]: ...
+
+    @abstractmethod
+    def _epoch_sizes(self) -> tuple[int, int]:
+        """(items per epoch, items per batch)."""
+
+
+class BurnishDataAdapter(DataAdapter):
+    """burnish's `DataLoader`: exact mid-epoch resume, device moves and sharding."""
+
+    def __init__(self, loader: DataLoader[Any]) -> None:
+        super().__init__()
+        self.loader = loader
+
+    def to_device(self, device: torch.device) -> DataAdapter:
+        return BurnishDataAdapter(self.loader.to_device(device))
+
+    def shard(self, rank: int, world_size: int) -> DataAdapter:
+        return BurnishDataAdapter(self.loader.shard(rank, world_size))
+
+    def to_record(self) -> dict[str, Any] | None:
+        return self.loader.to_record()
+
+    def load_record(self, record: dict[str, Any]) -> None:
+        self.loader.load_record(record)
+
+    def _iterate(self, skip: int) -> Iterator[Any]:
+        return self.loader.iter(skip=skip)
+
+    def _epoch_sizes(self) -> tuple[int, int]:
+        return self.loader.num_items(), self.loader.batch_size
+
+
+class IterableDataAdapter(DataAdapter):
+    """A `torch.utils.data.DataLoader` or any sized iterable, used as it is.
+
+    Its batches stay where the loader puts them, every rank iterates all of it (give it a
+    `DistributedSampler`), and a resumed epoch skips batches by drawing them.
+    """
+
+    def __init__(self, loader: Any) -> None:
+        super().__init__()
+        self.loader = loader
+
+    def to_device(self, device: torch.device) -> DataAdapter:
+        return self
+
+    def shard(self, rank: int, world_size: int) -> DataAdapter:
+        log.warning(
+            "%s has no `shard`: every rank iterates it as it is. Give it a "
+            "torch.utils.data.DistributedSampler, or use burnish's DataLoaderBuilder.",
+            type(self.loader).__name__,
+        )
+        return self
+
+    def to_record(self) -> dict[str, Any] | None:
+        return None
+
+    def load_record(self, record: dict[str, Any]) -> None:
+        pass
+
+    def _iterate(self, skip: int) -> Iterator[Any]:
+        return itertools.islice(iter(self.loader), skip, None)
+
+    def _epoch_sizes(self) -> tuple[int, int]:
+        batches = len(self.loader)
+        dataset = getattr(self.loader, "dataset", None)
+        items = len(dataset) if dataset is not None else batches
+        size = getattr(self.loader, "batch_size", None)
+        if not (isinstance(size, int) and size > 0):
+            size = max(1, -(-items // max(batches, 1)))
+        return items, size
+
+
+def data_adapter(loader: Any) -> DataAdapter:
+    """The adapter for `loader`.
+
+    Raises:
+        TypeError: if `loader` is neither a burnish `DataLoader` nor a sized iterable.
+    """
+    if isinstance(loader, DataAdapter):
+        return loader
+    if isinstance(loader, DataLoader):
+        return BurnishDataAdapter(loader)
+    if hasattr(loader, "__iter__") and hasattr(loader, "__len__"):
+        return IterableDataAdapter(loader)
+    raise TypeError(
+        "A data loader must be a burnish DataLoader (DataLoaderBuilder(...).build(dataset)), a "
+        f"torch.utils.data.DataLoader, or a sized iterable of batches. Received: {loader!r}."
+    )
