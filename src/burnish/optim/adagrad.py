@@ -10,7 +10,7 @@ from torch.optim.adagrad import adagrad
 
 from burnish.config import config
 from burnish.errors import ConfigError
-from burnish.optim.base import Optimizer, _new_step
+from burnish.optim.base import Optimizer, _new_step, column
 from burnish.optim.clipping import GradientClippingConfig
 from burnish.optim.decay import WeightDecayConfig
 
@@ -49,7 +49,7 @@ class AdaGrad(Optimizer):
     """AdaGrad: Duchi, Hazan & Singer, 2011, "Adaptive Subgradient Methods".
 
     Per step t: `s += g^2`; `p -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(s) + eps)`.
-    Runs `torch.optim.adagrad.adagrad`.
+    Runs `torch.optim.adagrad.adagrad` (foreach).
     """
 
     def __init__(self, config: AdaGradConfig) -> None:
@@ -67,8 +67,9 @@ class AdaGrad(Optimizer):
         adagrad(
             params,
             grads,
-            [state["sum"] for state in states],
-            [state["step"] for state in states],
+            column(states, "sum"),
+            column(states, "step"),
+            foreach=True,
             lr=lr,
             weight_decay=cfg.weight_decay.penalty if cfg.weight_decay else 0.0,
             lr_decay=cfg.lr_decay,

@@ -10,7 +10,7 @@ from torch.optim.adam import adam
 
 from burnish.config import config
 from burnish.errors import ConfigError
-from burnish.optim.base import Optimizer, _new_step
+from burnish.optim.base import Optimizer, _new_step, column
 from burnish.optim.clipping import GradientClippingConfig
 from burnish.optim.decay import WeightDecayConfig
 
@@ -48,7 +48,7 @@ class Adam(Optimizer):
 
     Per step t: `m = b1 m + (1 - b1) g`, `v = b2 v + (1 - b2) g^2`,
     `p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)`.
-    Runs `torch.optim.adam.adam` (foreach on accelerators).
+    Runs `torch.optim.adam.adam` (foreach).
     """
 
     decoupled = False
@@ -72,10 +72,11 @@ class Adam(Optimizer):
         adam(
             params,
             grads,
-            [state["moment_1"] for state in states],
-            [state["moment_2"] for state in states],
+            column(states, "moment_1"),
+            column(states, "moment_2"),
             [],
-            [state["step"] for state in states],
+            column(states, "step"),
+            foreach=True,
             decoupled_weight_decay=self.decoupled,
             amsgrad=False,
             beta1=self.config.beta_1,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from operator import itemgetter
 from typing import Any, TypeVar
 
 import torch
@@ -17,7 +18,8 @@ from torch import Tensor, nn
 
 from burnish.errors import RecordError
 from burnish.optim.clipping import GradientClippingConfig
-from burnish.optim.params import GradientsParams, named_parameters
+from burnish.optim.param_table import param_table
+from burnish.optim.params import GradientsParams
 
 __all__ = ["Optimizer"]
 
@@ -59,20 +61,13 @@ class Optimizer(ABC):
                 "`grads` must be a GradientsParams (GradientsParams.from_grads(grads, model)). "
                 f"Received: {type(grads).__name__}."
             )
-        names, params, grad_list = [], [], []
-        for name, param in named_parameters(model):
-            value = grads._take(param)
-            if value is not None:
-                names.append(name)
-                params.append(param)
-                grad_list.append(value)
+        names, params, grad_list = grads._take_table(param_table(model))
         if not params:
             return model
         with torch.no_grad():
             if self.grad_clipping is not None:
                 grad_list = self.grad_clipping.clip(grad_list)
-            states = [self._state(name, param) for name, param in zip(names, params)]
-            self._update(lr, params, grad_list, states)
+            self._update(lr, params, grad_list, self._states_of(names, params))
         return model
 
     # -- records -----------------------------------------------------------------------------
@@ -138,6 +133,13 @@ class Optimizer(ABC):
 
     # -- helpers -----------------------------------------------------------------------------
 
+    def _states_of(self, names: list[str], params: list[Tensor]) -> list[dict[str, Any]]:
+        """The state of each parameter, created or placed on its device where needed."""
+        states = list(map(self._states.get, names))
+        if self._unplaced or None in states:
+            states = list(map(self._state, names, params))
+        return states
+
     def _state(self, name: str, param: Tensor) -> dict[str, Any]:
         state = self._states.get(name)
         if state is None:
@@ -148,6 +150,11 @@ class Optimizer(ABC):
                 if isinstance(value, Tensor) and key != "step":
                     state[key] = value.to(device=param.device, dtype=param.dtype)
         return state
+
+
+def column(states: list[dict[str, Any]], key: str) -> list[Any]:
+    """`[state[key] for state in states]`, without a Python frame per state."""
+    return list(map(itemgetter(key), states))
 
 
 def _new_step() -> Tensor:

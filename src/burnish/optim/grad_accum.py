@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from functools import partial
+from operator import is_not, itemgetter
 from typing import Any
 
+import torch
 from torch import nn
 
-from burnish.optim.params import GradientsParams, named_parameters
+from burnish.optim.param_table import param_table
+from burnish.optim.params import GradientsParams
 
 __all__ = ["GradientsAccumulator"]
+
+_is_not_none = partial(is_not, None)
+_GRAD = itemgetter(2)
 
 
 class GradientsAccumulator:
@@ -29,15 +36,19 @@ class GradientsAccumulator:
 
         The running sum is updated in place (`sum += new`), as `.grad` accumulation does.
         """
-        for name, param in named_parameters(module):
-            new = grads._take(param)
-            if new is None:
-                continue
-            old = self._grads.get(param)
-            if old is None:
-                self._grads.register(param, new, name=name)
-            else:
-                old.add_(new)
+        names, params, news = grads._take_table(param_table(module))
+        sums = list(map(self._grads._entries.get, map(id, params)))
+        if not any(map(_is_not_none, sums)):
+            self._grads._extend(names, params, news)
+        elif all(map(_is_not_none, sums)):
+            torch._foreach_add_(list(map(_GRAD, sums)), news)
+        else:
+            for name, param, new in zip(names, params, news):
+                old = self._grads.get(param)
+                if old is None:
+                    self._grads.register(param, new, name=name)
+                else:
+                    old.add_(new)
 
     def grads(self) -> GradientsParams:
         """The accumulated gradients; the accumulator starts again from zero."""
@@ -57,7 +68,7 @@ class GradientsAccumulator:
         Raises:
             ValueError: if the record names a parameter `module` does not have.
         """
-        params = dict(named_parameters(module))
+        params = param_table(module).by_name
         unknown = sorted(set(record) - set(params))
         if unknown:
             raise ValueError(

@@ -19,7 +19,10 @@ DistributedDataParallel's reducer hooks still fire), and `.grad` is left as it w
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from functools import partial
+from itertools import compress
+from operator import attrgetter, is_not, methodcaller
 
 import torch
 from torch import Tensor
@@ -33,6 +36,10 @@ def _accumulate_grad_type() -> type:
 
 
 _ACCUMULATE_GRAD = _accumulate_grad_type()
+_REQUIRES_GRAD = attrgetter("requires_grad")
+_DATA_PTR = methodcaller("data_ptr")
+_STRIDE = methodcaller("stride")
+_is_not_none = partial(is_not, None)
 
 
 class Gradients:
@@ -74,17 +81,39 @@ class Gradients:
         if loss is None:
             return
         self._loss = None
-        inputs = _graph_leaves(loss) if params is None else [p for p in params if p.requires_grad]
+        inputs = _graph_leaves(loss) if params is None else _requiring_grad(params)
         if not inputs:
             return
-        grads = _compute(loss, inputs)
-        seen: set[int] = set()
-        for tensor, value in zip(inputs, grads):
-            if value is None:
-                continue
-            value = _owned(tensor, value, seen)
-            self._grads[id(tensor)] = value
-            self._tensors[id(tensor)] = tensor
+        values = _owned(inputs, _compute(loss, inputs))
+        present = list(map(_is_not_none, values))
+        tensors = list(compress(inputs, present))
+        keys = list(map(id, tensors))
+        self._grads.update(zip(keys, compress(values, present)))
+        self._tensors.update(zip(keys, tensors))
+
+    def _take_all(self, params: Sequence[Tensor]) -> list[Tensor | None]:
+        """The gradients of `params` in order (None where absent); empties this container.
+
+        Pending, the backward pass runs for exactly the `params` that require gradients.
+        """
+        if self._loss is None:
+            values = list(map(self._grads.get, map(id, params)))
+        else:
+            values = self._compute_for(params)
+        self._grads.clear()
+        self._tensors.clear()
+        return values
+
+    def _compute_for(self, params: Sequence[Tensor]) -> list[Tensor | None]:
+        loss, self._loss = self._loss, None
+        mask = list(map(_REQUIRES_GRAD, params))
+        if all(mask):
+            return _owned(params, _compute(loss, params))
+        inputs = list(compress(params, mask))
+        if not inputs:
+            return [None] * len(params)
+        values = iter(_owned(inputs, _compute(loss, inputs)))
+        return [next(values) if wanted else None for wanted in mask]
 
 
 def backward(loss: Tensor) -> Gradients:
@@ -176,12 +205,33 @@ def _backward_restoring_grad(loss: Tensor, inputs: list[Tensor], seed) -> list[T
             tensor.grad = old
 
 
-def _owned(tensor: Tensor, value: Tensor, seen: set[int]) -> Tensor:
-    """A gradient safe to update in place: own storage, same strides as its tensor.
+def _requiring_grad(params: Sequence[Tensor]) -> list[Tensor]:
+    return list(compress(params, map(_REQUIRES_GRAD, params)))
+
+
+def _owned(tensors: Sequence[Tensor], values: Iterable[Tensor | None]) -> list[Tensor | None]:
+    """Gradients safe to update in place: own storage, same strides as their tensors.
 
     Autograd may hand back expanded views or one tensor shared by two inputs; optimizers and
     clipping write into gradients, so those (rare) cases are copied, as AccumulateGrad does.
+    The common case (no such gradient) is checked with C-level `map` calls only.
     """
+    values = list(values)
+    present = list(map(_is_not_none, values))
+    if all(present):
+        found, grads = tensors, values
+    else:
+        found, grads = list(compress(tensors, present)), list(compress(values, present))
+    pointers = list(map(_DATA_PTR, grads))
+    if len(set(pointers)) == len(pointers) and list(map(_STRIDE, grads)) == list(
+        map(_STRIDE, found)
+    ):
+        return values
+    seen: set[int] = set()
+    return [None if v is None else _own(t, v, seen) for t, v in zip(tensors, values)]
+
+
+def _own(tensor: Tensor, value: Tensor, seen: set[int]) -> Tensor:
     pointer = value.data_ptr()
     if value.stride() != tensor.stride() or pointer in seen:
         value = torch.empty_like(tensor, dtype=value.dtype).copy_(value)

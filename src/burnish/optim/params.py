@@ -9,30 +9,21 @@ gradients taken from a sub-module still apply when the whole model is stepped.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import partial
+from itertools import compress, repeat
+from operator import is_not, itemgetter
 
 import torch
 from torch import Tensor, nn
 
 from burnish.optim.grads import Gradients
+from burnish.optim.param_table import ParamTable, param_table, unwrap
 
-__all__ = ["GradientsParams", "ParamId", "named_parameters", "unwrap"]
+__all__ = ["GradientsParams", "ParamId", "unwrap"]
 
 ParamId = str | Tensor
-
-
-def unwrap(module: nn.Module) -> nn.Module:
-    """The module inside a DistributedDataParallel / DataParallel wrapper (else `module`)."""
-    parallel = (nn.parallel.DistributedDataParallel, nn.DataParallel)
-    while isinstance(module, parallel):
-        module = module.module
-    return module
-
-
-def named_parameters(module: nn.Module) -> Iterator[tuple[str, Tensor]]:
-    """`(id, parameter)` pairs of `module`, ids without any DDP `module.` prefix."""
-    if not isinstance(module, nn.Module):
-        raise TypeError(f"Expected a torch.nn.Module. Received: {type(module).__name__}.")
-    return unwrap(module).named_parameters()
+_is_not_none = partial(is_not, None)
+_GRAD = itemgetter(2)
 
 
 class GradientsParams:
@@ -46,9 +37,10 @@ class GradientsParams:
     __slots__ = ("_entries", "_names")
 
     def __init__(self) -> None:
-        # id(param) -> (name, param, grad); names -> id(param) for string lookups.
+        # id(param) -> (name, param, grad), in parameter order.
         self._entries: dict[int, tuple[str, Tensor, Tensor]] = {}
-        self._names: dict[str, int] = {}
+        # name -> id(param) for string lookups; built on the first one (None: not built).
+        self._names: dict[str, int] | None = None
 
     # -- construction ----------------------------------------------------------------------
 
@@ -60,19 +52,16 @@ class GradientsParams:
         these parameters, without walking the autograd graph.
         """
         _check_grads(grads)
-        named = list(named_parameters(module))
-        grads._materialize([p for _, p in named])
-        result = cls._collect(grads, named)
-        grads._grads.clear()
-        grads._tensors.clear()
-        return result
+        table = param_table(module)
+        return cls._of(table, grads._take_all(table.params))
 
     @classmethod
     def from_module(cls, grads: Gradients, module: nn.Module) -> GradientsParams:
         """Gradients of `module`'s parameters, removed from `grads` (the rest stay there)."""
         _check_grads(grads)
         grads._materialize(None)
-        return cls._collect(grads, list(named_parameters(module)))
+        table = param_table(module)
+        return cls._collect(grads, zip(table.names, table.params))
 
     @classmethod
     def from_params(
@@ -90,22 +79,30 @@ class GradientsParams:
         """
         _check_grads(grads)
         grads._materialize(None)
-        named = list(named_parameters(module))
-        by_name = dict(named)
-        by_id = {id(p): n for n, p in named}
+        table = param_table(module)
         wanted = []
         for param in params:
-            name = param if isinstance(param, str) else by_id.get(id(param))
-            if name is None or name not in by_name:
+            name = param if isinstance(param, str) else table.name_of.get(id(param))
+            if name is None or name not in table.by_name:
                 raise KeyError(
                     f"Parameter {_describe(param)} is not a parameter of "
-                    f"{type(module).__name__}. Expected one of: {', '.join(by_name)}."
+                    f"{type(module).__name__}. Expected one of: {', '.join(table.names)}."
                 )
-            wanted.append((name, by_name[name]))
+            wanted.append((name, table.by_name[name]))
         return cls._collect(grads, wanted)
 
     @classmethod
-    def _collect(cls, grads: Gradients, named: list[tuple[str, Tensor]]) -> GradientsParams:
+    def _of(cls, table: ParamTable, values: list[Tensor | None]) -> GradientsParams:
+        """The gradients `values` of `table.params` (None: no gradient), in table order."""
+        entries = zip(table.keys, zip(table.names, table.params, values))
+        if not all(map(_is_not_none, values)):
+            entries = compress(entries, map(_is_not_none, values))
+        result = cls()
+        result._entries = dict(entries)
+        return result
+
+    @classmethod
+    def _collect(cls, grads: Gradients, named: Iterator[tuple[str, Tensor]]) -> GradientsParams:
         result = cls()
         for name, param in named:
             value = grads._grads.pop(id(param), None)
@@ -122,7 +119,10 @@ class GradientsParams:
         old = self._entries.get(key)
         name = name if name is not None else (old[0] if old else f"<tensor {key:x}>")
         self._entries[key] = (name, param, grad)
-        self._names[name] = key
+        if self._names is not None:
+            if old is not None:
+                self._forget(old[0], key)
+            self._names[name] = key
 
     def get(self, param: ParamId) -> Tensor | None:
         """The gradient of `param` (a tensor or its id), or None. Does not remove it."""
@@ -131,10 +131,11 @@ class GradientsParams:
 
     def remove(self, param: ParamId) -> Tensor | None:
         """Remove and return the gradient of `param` (a tensor or its id), or None."""
-        entry = self._entries.pop(self._key(param), None)
+        key = self._key(param)
+        entry = self._entries.pop(key, None)
         if entry is None:
             return None
-        self._names.pop(entry[0], None)
+        self._forget(entry[0], key)
         return entry[2]
 
     def ids(self) -> list[str]:
@@ -164,18 +165,32 @@ class GradientsParams:
     def __repr__(self) -> str:
         return f"GradientsParams({self.ids()})"
 
-    def _take(self, param: Tensor) -> Tensor | None:
-        """Pop by tensor identity (the optimizer's hot path)."""
-        entry = self._entries.pop(id(param), None)
-        if entry is None:
-            return None
-        self._names.pop(entry[0], None)
-        return entry[2]
+    def _take_table(self, table: ParamTable) -> tuple[list[str], list[Tensor], list[Tensor]]:
+        """Pop the gradients of `table`'s parameters: names (from `table`), params, grads."""
+        taken = list(map(self._entries.pop, table.keys, repeat(None)))
+        self._names = None
+        present = list(map(_is_not_none, taken))
+        grads = list(map(_GRAD, compress(taken, present)))
+        if len(grads) == len(taken):
+            return list(table.names), list(table.params), grads
+        names = list(compress(table.names, present))
+        return names, list(compress(table.params, present)), grads
+
+    def _extend(self, names: list[str], params: list[Tensor], grads: list[Tensor]) -> None:
+        """Register the gradients of parameters that have none yet, in order."""
+        self._entries.update(zip(map(id, params), zip(names, params, grads)))
+        self._names = None
+
+    def _forget(self, name: str, key: int) -> None:
+        if self._names is not None and self._names.get(name) == key:
+            del self._names[name]
 
     def _key(self, param: ParamId) -> int | None:
         if isinstance(param, Tensor):
             return id(param)
         if isinstance(param, str):
+            if self._names is None:
+                self._names = {name: key for key, (name, _, _) in self._entries.items()}
             return self._names.get(param)
         raise TypeError(
             f"A parameter id is a qualified name (str) or the parameter tensor. Received: "

@@ -10,7 +10,7 @@ from torch.optim.rmsprop import rmsprop
 
 from burnish.config import config
 from burnish.errors import ConfigError
-from burnish.optim.base import Optimizer, _new_step
+from burnish.optim.base import Optimizer, _new_step, column
 from burnish.optim.clipping import GradientClippingConfig
 from burnish.optim.decay import WeightDecayConfig
 
@@ -54,7 +54,8 @@ class RmsProp(Optimizer):
 
     Per step: `s = alpha s + (1 - alpha) g^2`; centered: `c = alpha c + (1 - alpha) g`,
     `s' = s - c^2` (else `s' = s`); `u = g / (sqrt(s') + eps)`; with momentum
-    `b = momentum b + u` and `p -= lr b`, else `p -= lr u`. Runs `torch.optim.rmsprop.rmsprop`.
+    `b = momentum b + u` and `p -= lr b`, else `p -= lr u`. Runs
+    `torch.optim.rmsprop.rmsprop` (foreach).
     """
 
     def __init__(self, config: RmsPropConfig) -> None:
@@ -74,10 +75,11 @@ class RmsProp(Optimizer):
         rmsprop(
             params,
             grads,
-            [state["square_avg"] for state in states],
-            [state["grad_avg"] for state in states] if cfg.centered else [],
-            [state["momentum_buffer"] for state in states] if cfg.momentum > 0 else [],
-            [state["step"] for state in states],
+            column(states, "square_avg"),
+            column(states, "grad_avg") if cfg.centered else [],
+            column(states, "momentum_buffer") if cfg.momentum > 0 else [],
+            column(states, "step"),
+            foreach=True,
             lr=lr,
             alpha=cfg.alpha,
             eps=cfg.epsilon,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+from operator import is_not, methodcaller
 from typing import Any
 
 from torch import Tensor
@@ -14,6 +16,9 @@ from burnish.optim.decay import WeightDecayConfig
 from burnish.optim.momentum import MomentumConfig
 
 __all__ = ["Sgd", "SgdConfig"]
+
+_is_not_none = partial(is_not, None)
+_VELOCITY = methodcaller("get", "velocity")
 
 
 @config
@@ -43,7 +48,7 @@ class Sgd(Optimizer):
     """SGD with optional weight decay and (Nesterov) momentum.
 
     Per step: `g = clip(g)`; `g += penalty * p`; momentum as in `MomentumConfig`;
-    `p -= lr * g`. Runs `torch.optim.sgd.sgd` (foreach on accelerators). Robbins & Monro,
+    `p -= lr * g`. Runs `torch.optim.sgd.sgd` (foreach). Robbins & Monro,
     1951, "A Stochastic Approximation Method".
     """
 
@@ -56,7 +61,8 @@ class Sgd(Optimizer):
 
     def _update(self, lr: float, params: list[Tensor], grads: list[Tensor], states: list[dict]):
         momentum = self.config.momentum
-        buffers = [state.get("velocity") for state in states]
+        buffers = list(map(_VELOCITY, states)) if momentum is not None else [None] * len(params)
+        first = momentum is not None and not all(map(_is_not_none, buffers))
         sgd(
             params,
             grads,
@@ -67,7 +73,8 @@ class Sgd(Optimizer):
             dampening=momentum.dampening if momentum else 0.0,
             nesterov=momentum.nesterov if momentum else False,
             maximize=False,
+            foreach=True,
         )
-        if momentum is not None:
+        if first:  # the kernel created the missing velocities in `buffers`
             for state, buffer in zip(states, buffers):
                 state["velocity"] = buffer
