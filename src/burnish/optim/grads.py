@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import partial
 from itertools import compress
-from operator import attrgetter, is_not, methodcaller
+from operator import attrgetter, is_not
 
 import torch
 from torch import Tensor
@@ -37,8 +37,8 @@ def _accumulate_grad_type() -> type:
 
 _ACCUMULATE_GRAD = _accumulate_grad_type()
 _REQUIRES_GRAD = attrgetter("requires_grad")
-_DATA_PTR = methodcaller("data_ptr")
-_STRIDE = methodcaller("stride")
+_DATA_PTR = Tensor.data_ptr
+_STRIDE = Tensor.stride
 _is_not_none = partial(is_not, None)
 
 

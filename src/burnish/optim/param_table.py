@@ -1,19 +1,25 @@
 """A module's parameters, listed once and reused every step until the module changes.
 
 `nn.Module.named_parameters()` walks the module tree in Python, one generator per submodule;
-a training step needs the parameter list three times (backward, optimizer step, accumulation).
-`param_table(module)` walks the tree once and caches the result for that module object. Each
-later call checks that the tree still has the same shape before reusing it: the keys and the
-object ids of every submodule's `_parameters` and `_modules` dicts, read by C-level `map`
-calls, with no Python frame per submodule or parameter.
+a training step needs the parameter list two or three times (backward, optimizer step,
+accumulation). `param_table(module)` walks the tree once and caches the result for that
+module object, reusing it while the tree keeps its parameters and submodules:
 
-Every change that gives the module other parameters or other names is seen: a parameter
-added, replaced or deleted (`register_parameter`, `setattr`, `del`,
-`load_state_dict(assign=True)`), a submodule added, replaced, removed or moved
-(`ModuleList.insert`, `Sequential.pop`, ...). Changes that keep the same `Parameter`
-objects need nothing: `model.to(device)` and `load_state_dict` replace or copy into their
-data in place. A copy of the module (`fork`, `copy.deepcopy`, `valid`) is another object,
-with its own table.
+* every registration anywhere (`setattr` of a parameter or module, `register_parameter`,
+  `add_module`, `load_state_dict(assign=True)`, ...) bumps a counter, through torch's
+  global registration hooks, which invalidates every table;
+* removals (`del module.x`, `Sequential.pop`, ...) and container inserts are seen by
+  comparing the size of every submodule's `_parameters` and `_modules` dict, and the
+  children of every module that had children, with C-level `map` calls (no Python frame
+  per submodule or parameter).
+
+Changes that keep the same `Parameter` objects need nothing: `model.to(device)` and
+`load_state_dict` replace or copy into their data in place (under
+`torch.__future__.set_overwrite_module_params_on_conversion(True)`, `to()` makes new
+parameters, so tables are not reused then). A copy of the module (`fork`,
+`copy.deepcopy`, `valid`) is another object, with its own table. Writing into a module's
+private `_parameters` dict directly, replacing a parameter without a registration, is not
+seen.
 """
 
 from __future__ import annotations
@@ -22,15 +28,34 @@ import dataclasses
 import weakref
 from itertools import chain
 from operator import attrgetter, methodcaller
+from typing import Any
 
+import torch
 from torch import Tensor, nn
 
 __all__ = ["ParamTable", "param_table", "unwrap"]
 
 _PARAMETERS = attrgetter("_parameters")
 _MODULES = attrgetter("_modules")
-_KEYS = methodcaller("keys")
 _VALUES = methodcaller("values")
+
+
+class _Registrations:
+    """How many parameters and submodules were registered since the hooks were installed."""
+
+    count = 0
+    installed = False
+
+    @classmethod
+    def install(cls) -> None:
+        if not cls.installed:
+            cls.installed = True
+            nn.modules.module.register_module_parameter_registration_hook(cls.seen)
+            nn.modules.module.register_module_module_registration_hook(cls.seen)
+
+    @classmethod
+    def seen(cls, module: nn.Module, name: str, value: Any) -> None:
+        cls.count += 1
 
 
 def unwrap(module: nn.Module) -> nn.Module:
@@ -58,9 +83,13 @@ class ParamTable:
     keys: tuple[int, ...]
     by_name: dict[str, Tensor]
     name_of: dict[int, str]
-    # Every submodule but the root (held so that their ids cannot be reused while cached).
+    # What `_unchanged` compares: every submodule but the root (held, so that their ids
+    # are not reused while cached; the root is the cache's weak key), those of them that
+    # have children, the registration count, and the layout.
     submodules: tuple[nn.Module, ...]
-    shape: tuple[list[str], list[int]]
+    parents: tuple[nn.Module, ...]
+    registrations: int
+    layout: tuple[list[int], list[int]]
 
 
 _TABLES: weakref.WeakKeyDictionary[nn.Module, ParamTable] = weakref.WeakKeyDictionary()
@@ -76,17 +105,28 @@ def param_table(module: nn.Module) -> ParamTable:
         raise TypeError(f"Expected a torch.nn.Module. Received: {type(module).__name__}.")
     module = unwrap(module)
     table = _TABLES.get(module)
-    if table is None or table.shape != _shape(module, table.submodules):
+    if table is None or not _unchanged(module, table):
         table = _TABLES[module] = _build(module)
     return table
 
 
+def _unchanged(module: nn.Module, table: ParamTable) -> bool:
+    return (
+        table.registrations == _Registrations.count
+        and not torch.__future__.get_overwrite_module_params_on_conversion()
+        and table.layout == _layout(module, table.submodules, table.parents)
+    )
+
+
 def _build(module: nn.Module) -> ParamTable:
+    _Registrations.install()
+    registrations = _Registrations.count
     named = list(module.named_parameters())
     names = tuple(name for name, _ in named)
     params = tuple(param for _, param in named)
     keys = tuple(map(id, params))
     submodules = tuple(m for _, m in module.named_modules() if m is not module)
+    parents = tuple(m for m in submodules if m._modules)
     return ParamTable(
         names=names,
         params=params,
@@ -94,14 +134,18 @@ def _build(module: nn.Module) -> ParamTable:
         by_name=dict(named),
         name_of=dict(zip(keys, names)),
         submodules=submodules,
-        shape=_shape(module, submodules),
+        parents=parents,
+        registrations=registrations,
+        layout=_layout(module, submodules, parents),
     )
 
 
-def _shape(module: nn.Module, submodules: tuple[nn.Module, ...]) -> tuple[list[str], list[int]]:
-    """Keys and value ids of every `_parameters` and `_modules` dict of the tree."""
+def _layout(
+    module: nn.Module, submodules: tuple[nn.Module, ...], parents: tuple[nn.Module, ...]
+) -> tuple[list[int], list[int]]:
+    """The size of every `_parameters` and `_modules` dict of the tree, and the ids of the
+    children of `module` and of `parents`."""
     modules = (module, *submodules)
-    dicts = [*map(_PARAMETERS, modules), *map(_MODULES, modules)]
-    keys = list(chain.from_iterable(map(_KEYS, dicts)))
-    values = list(map(id, chain.from_iterable(map(_VALUES, dicts))))
-    return keys, values
+    sizes = [*map(len, map(_PARAMETERS, modules)), *map(len, map(_MODULES, modules))]
+    children = map(id, chain.from_iterable(map(_VALUES, map(_MODULES, (module, *parents)))))
+    return sizes, list(children)
