@@ -22,7 +22,7 @@ from pathlib import Path
 
 from benchmarks import harness
 
-NAMES = ("overhead", "time_to_accuracy", "loading", "startup", "records", "compile")
+NAMES = ("overhead", "many_tensors", "time_to_accuracy", "loading", "startup", "records", "compile")
 
 
 def _module(name: str):

@@ -1,0 +1,56 @@
+"""Smoke test of `python -m benchmarks -b many_tensors`: it runs tiny and writes valid JSON.
+
+Benchmarks are not tests: nothing here looks at how fast anything is.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.timeout(300)
+def test_many_tensors_runs_every_contender_and_writes_json(tmp_path: Path) -> None:
+    output = tmp_path / "results.json"
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "benchmarks", "-b", "many_tensors",
+            "--runs", "1", "--iterations", "2", "--output", str(output),
+        ],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(output.read_text())
+    assert result["failures"] == {}
+    assert result["settings"]["benchmarks"] == ["many_tensors"]
+    rows = {(r["benchmark"], r["contender"]): r for r in result["rows"]}
+    assert set(rows) == {("many tensors (2 it)", c) for c in ("plain", "custom", "learner")}
+    for contender in ("plain", "custom", "learner"):
+        row = rows[("many tensors (2 it)", contender)]
+        assert row["measure"] == "epoch time" and row["median"] > 0 and len(row["runs"]) == 1
+    assert rows[("many tensors (2 it)", "plain")]["ratio"] == 1.0
+    assert rows[("many tensors (2 it)", "custom")]["target"] == "<= 1.03"
+    assert rows[("many tensors (2 it)", "learner")]["target"] == "<= 1.03"
+    assert "many tensors (2 it)" in done.stdout  # the table
+
+
+def test_contenders_train_the_same_model_to_the_same_loss() -> None:
+    """The plain and custom loops print the same train loss: the same work is timed."""
+    losses = {}
+    for contender in ("plain", "custom"):
+        done = subprocess.run(
+            [
+                sys.executable, "-m", "benchmarks.many_tensors", "child", contender,
+                "--iterations", "3",
+            ],
+            cwd=REPO, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        losses[contender] = [line for line in done.stdout.splitlines() if "train loss" in line]
+    assert len(losses["plain"]) == 1 and losses["plain"] == losses["custom"]
