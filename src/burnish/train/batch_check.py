@@ -25,7 +25,7 @@ def _first_tensor(value: Any, name: str = "batch") -> tuple[str, torch.Tensor] |
     elif isinstance(value, dict):
         items = list(value.items())
     elif isinstance(value, (list, tuple)):
-        items = list(enumerate(value))
+        items = [(str(index), inner) for index, inner in enumerate(value)]
     else:
         items = list(getattr(value, "__dict__", {}).items())
     for key, inner in items:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import torch
@@ -13,7 +13,7 @@ __all__ = ["compiled_forward"]
 
 
 @contextlib.contextmanager
-def compiled_forward(modules: list[nn.Module], options: dict[str, Any] | None) -> Iterator[None]:
+def compiled_forward(modules: list[nn.Module], options: Mapping[str, Any] | None) -> Iterator[None]:
     """Compile each module's `forward` for the duration of the block, then restore it.
 
     `train_step` and `valid_step` call `self.forward(...)` directly, so the compiled function is

@@ -6,6 +6,7 @@ import contextlib
 import signal
 import threading
 from collections.abc import Iterator
+from types import FrameType
 
 __all__ = ["Interrupter"]
 
@@ -48,7 +49,7 @@ class Interrupter:
             yield
             return
 
-        def handler(signum, frame):
+        def handler(signum: int, frame: FrameType | None) -> None:
             if self.should_stop():
                 raise KeyboardInterrupt
             self.stop("interrupted (Ctrl-C); press Ctrl-C again to abort")

@@ -137,7 +137,7 @@ class _Run:
             self.renderer,
             reduce=context.reducer(),
         )
-        self.store = MetricStore(dict(loggers))
+        self.store = MetricStore(loggers)
         self.state = TrainingState(
             model=model,
             optim=learner.optim,

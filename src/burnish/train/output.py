@@ -36,7 +36,7 @@ returns the metric's input (or `NotImplemented`), and a `batch_size`:
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import torch
 from torch import nn
@@ -59,7 +59,6 @@ __all__ = [
     "TrainOutput",
 ]
 
-T = TypeVar("T")
 Item = TypeVar("Item")
 
 # Inputs made of (scores [N, C], class indices [N]): built the same way from an output.
@@ -88,7 +87,7 @@ class TrainOutput(Generic[Item]):
         """The item's batch size, if it has one."""
         return getattr(self.item, "batch_size", None)
 
-    def adapt(self, input_type: type[T]) -> T:
+    def adapt(self, input_type: type[Any]) -> Any:
         """Metrics given the whole `TrainOutput` adapt its item."""
         if isinstance(self.item, input_type):
             return self.item
@@ -119,7 +118,7 @@ class _LossOutputTargets:
     def batch_size(self) -> int:
         return self.output.shape[0]
 
-    def adapt(self, input_type: type[T]) -> T:
+    def adapt(self, input_type: type[Any]) -> Any:
         """Loss input."""
         if input_type is LossInput:
             return LossInput(self.loss, self.batch_size)
@@ -136,7 +135,7 @@ class ClassificationOutput(_LossOutputTargets):
         targets: class indices, shape `[batch_size]`.
     """
 
-    def adapt(self, input_type: type[T]) -> T:
+    def adapt(self, input_type: type[Any]) -> Any:
         """Loss, accuracy, top-k accuracy, AUROC, perplexity or confusion-stats input."""
         if input_type in _SCORES_AND_CLASSES:
             return input_type(self.output, self.targets)
@@ -156,7 +155,7 @@ class MultiLabelClassificationOutput(_LossOutputTargets):
         targets: 0/1 labels of the same shape.
     """
 
-    def adapt(self, input_type: type[T]) -> T:
+    def adapt(self, input_type: type[Any]) -> Any:
         """Loss, Hamming-score or confusion-stats input."""
         if input_type is HammingScoreInput:
             return HammingScoreInput(self.output, self.targets)
@@ -206,7 +205,7 @@ class SequenceOutput:
             return self.predictions
         return self.logits.argmax(dim=-1)
 
-    def adapt(self, input_type: type[T]) -> T:
+    def adapt(self, input_type: type[Any]) -> Any:
         """Loss input, or a per-token accuracy, top-k accuracy or perplexity input."""
         if input_type is LossInput:
             return LossInput(self.loss, self.batch_size)

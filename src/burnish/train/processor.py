@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 
 from burnish.train.logger.base import MetricLogger
-from burnish.train.metric.base import Metric, MetricMetadata, Numeric, NumericEntry
+from burnish.train.metric.base import Metric, MetricEntry, MetricMetadata, Numeric, NumericEntry
 from burnish.train.renderer.base import MetricsRenderer, RenderSnapshot, TrainingProgress
 from burnish.train.split import Split
 
@@ -79,13 +79,13 @@ class MetricsProcessor:
     ) -> None:
         """Update every metric of `split` with one step's output `item`."""
         state = self.splits[split]
-        row = []
+        row: list[NumericEntry] = []
         for metric in state.metrics:
             entry = metric.update(item, metadata)
             if isinstance(metric, Numeric):
-                row.append(entry)
+                row.append(cast(NumericEntry, entry))
             elif entry is not None:
-                state.text[metric.name] = entry.formatted
+                state.text[metric.name] = cast(MetricEntry, entry).formatted
         state.pending.append(row)
         if self.reduce is None:
             render = self.renderer.due()
@@ -160,9 +160,9 @@ class MetricsProcessor:
                 NumericEntry(rows[i * width + j], counts[i * width + j])
                 for i in range(len(state.pending))
             ]
-            for entry in entries:
-                state.totals[j][0] += entry.value * entry.count
-                state.totals[j][1] += entry.count
+            for i in range(len(state.pending)):
+                state.totals[j][0] += rows[i * width + j] * counts[i * width + j]
+                state.totals[j][1] += counts[i * width + j]
             if entries:
                 state.logger.log(metric.name, epoch, entries)
         if progress is not None:

@@ -145,7 +145,7 @@ class LearnerSummary:
             epochs: The number of epochs to read.
             skip_unreadable: Leave out metrics whose logs are not numeric instead of raising.
         """
-        summaries = {}
+        summaries: dict[Split, list[MetricSummary]] = {}
         for split in (Split.TRAIN, Split.VALID):
             summaries[split] = []
             for name in metrics:

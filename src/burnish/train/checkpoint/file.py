@@ -123,7 +123,7 @@ class FileCheckpointer:
 
     def clean_incomplete(self) -> list[str]:
         """Remove temp, trash and uncommitted directories left by a crash; return their names."""
-        removed = []
+        removed: list[str] = []
         if not self.directory.is_dir():
             return removed
         for entry in self.directory.iterdir():

@@ -265,7 +265,7 @@ class ComposedCheckpointingStrategy(CheckpointingStrategy):
             if CheckpointingAction.SAVE not in actions:
                 deleted.add(epoch)
             for action in actions:
-                if action.is_save:
+                if action.epoch is None:  # a save
                     saved = True
                 else:
                     deleted.add(action.epoch)

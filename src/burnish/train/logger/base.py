@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Union, cast
 
 if TYPE_CHECKING:
     from burnish.train.metric.base import MetricEntry, NumericEntry
@@ -44,8 +44,10 @@ def serialize_entry(entry: LoggedEntry) -> str:
     """One log line: `serialize()` of a `NumericEntry`, `serialized` of a `MetricEntry`, a `str`."""
     if isinstance(entry, str):
         return entry
-    serialized = getattr(entry, "serialized", None)
-    return serialized if isinstance(serialized, str) else entry.serialize()
+    serialized = getattr(entry, "serialized", None)  # a MetricEntry
+    if isinstance(serialized, str):
+        return serialized
+    return cast("NumericEntry", entry).serialize()
 
 
 def check_epoch(epoch: int) -> int:

@@ -71,6 +71,7 @@ class _DecisionRule:
 
     def predict(self, scores: torch.Tensor) -> torch.Tensor:
         if self.top_k is None:
+            assert self.threshold is not None  # a rule has a threshold or a top k
             return scores > self.threshold
         best = scores.topk(self.top_k, dim=1).indices
         return torch.zeros_like(scores, dtype=torch.bool).scatter_(1, best, True)
@@ -87,7 +88,7 @@ def _class_reduction(value: ClassReduction | str) -> ClassReduction:
 
 
 def _rust_float(value: float | None) -> str:
-    text = repr(float(value))
+    text = repr(value if value is None else float(value))
     return text[:-2] if text.endswith(".0") else text
 
 
@@ -166,7 +167,9 @@ class _ConfusionMetric(StatefulNumeric):
         """Every class with `score > threshold` is predicted."""
         return cls(threshold=threshold, class_reduction=class_reduction)
 
-    def _ratio(self, true_pos, predicted_pos, pos) -> torch.Tensor:  # pragma: no cover
+    def _ratio(
+        self, true_pos: torch.Tensor, predicted_pos: torch.Tensor, pos: torch.Tensor
+    ) -> torch.Tensor:  # pragma: no cover
         raise NotImplementedError
 
     @torch.no_grad()
@@ -190,7 +193,9 @@ class PrecisionMetric(_ConfusionMetric):
 
     _title = "Precision"
 
-    def _ratio(self, true_pos, predicted_pos, pos) -> torch.Tensor:
+    def _ratio(
+        self, true_pos: torch.Tensor, predicted_pos: torch.Tensor, pos: torch.Tensor
+    ) -> torch.Tensor:
         return true_pos / predicted_pos
 
 
@@ -199,7 +204,9 @@ class RecallMetric(_ConfusionMetric):
 
     _title = "Recall"
 
-    def _ratio(self, true_pos, predicted_pos, pos) -> torch.Tensor:
+    def _ratio(
+        self, true_pos: torch.Tensor, predicted_pos: torch.Tensor, pos: torch.Tensor
+    ) -> torch.Tensor:
         return true_pos / pos
 
 
@@ -253,7 +260,9 @@ class FBetaScoreMetric(_ConfusionMetric):
         """Every class with `score > threshold` is predicted."""
         return cls(beta, threshold=threshold, class_reduction=class_reduction)
 
-    def _ratio(self, true_pos, predicted_pos, pos) -> torch.Tensor:
+    def _ratio(
+        self, true_pos: torch.Tensor, predicted_pos: torch.Tensor, pos: torch.Tensor
+    ) -> torch.Tensor:
         # (1 + b²) tp / ((1 + b²) tp + b² fn + fp), with fn = pos - tp and fp = pred - tp
         beta_sq = self.beta**2
         return (1.0 + beta_sq) * true_pos / (beta_sq * pos + predicted_pos)

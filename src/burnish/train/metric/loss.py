@@ -54,4 +54,5 @@ class LossMetric(StatefulNumeric):
     def update(self, item: Any, metadata: MetricMetadata) -> NumericEntry:
         """Add a batch; returns its mean loss as a device tensor."""
         data = adapt(item, LossInput)
+        assert data.batch_size is not None  # set by LossInput.__post_init__
         return self.state.update(data.loss.mean(), data.batch_size)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -112,7 +112,7 @@ class NumericMetricState:
     def mean(self) -> torch.Tensor:
         """`sum / count` as a 0-dim tensor (NaN before any update); no host sync."""
         if isinstance(self._sum, torch.Tensor) or isinstance(self._count, torch.Tensor):
-            return self._sum / self._count
+            return cast(torch.Tensor, self._sum / self._count)
         return torch.tensor(
             self._sum / self._count if self._count else math.nan, dtype=torch.float64
         )

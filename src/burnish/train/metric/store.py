@@ -115,7 +115,9 @@ class MetricStore:
 
     def __init__(
         self,
-        loggers: Mapping[Split | str, MetricLogger | Sequence[MetricLogger]] | None = None,
+        loggers: Mapping[Split, MetricLogger | Sequence[MetricLogger]]
+        | Mapping[str, MetricLogger | Sequence[MetricLogger]]
+        | None = None,
     ) -> None:
         self._loggers: dict[Split, list[MetricLogger]] = {split: [] for split in Split}
         self._cache: dict[tuple[Split, str, int, Aggregate], float] = {}
@@ -213,7 +215,7 @@ class MetricStore:
 
     def values(self, name: str, aggregate: Aggregate, split: Split | str) -> list[float]:
         """The `aggregate` of `name` for epochs 1, 2, ... up to the first epoch without entries."""
-        values = []
+        values: list[float] = []
         while (value := self.find_metric(name, len(values) + 1, aggregate, split)) is not None:
             values.append(value)
         return values

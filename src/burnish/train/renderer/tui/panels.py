@@ -82,8 +82,7 @@ def metrics_panel(state: DashboardState) -> Panel:
     for name in state.history.names:
         cells = []
         for split in TRAINING_SPLITS:
-            values = state.splits[split].numeric.get(name)
-            values = values or (None, None)
+            values = state.splits[split].numeric.get(name) or (None, None)
             cells += ["-" if value is None else format_compact(value) for value in values]
         table.add_row(name, *cells)
     parts: list[RenderableType] = [table]

@@ -87,8 +87,9 @@ class BrailleCanvas:
             start = 0
             for end in range(1, len(bits) + 1):
                 if end == len(bits) or styles[end] is not styles[start] or not bits[end]:
-                    if bits[start] and styles[start] is not None:
-                        text.stylize(styles[start], start, end)
+                    style = styles[start]
+                    if bits[start] and style is not None:
+                        text.stylize(style, start, end)
                     start = end
             lines.append(text)
         return lines

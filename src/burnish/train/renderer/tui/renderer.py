@@ -9,8 +9,9 @@ import threading
 import time
 import traceback
 import warnings
+from collections.abc import Callable
 from types import TracebackType
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.console import Console, ConsoleDimensions
 from rich.live import Live
@@ -79,7 +80,7 @@ class TuiMetricsRenderer(MetricsRenderer):
         self._live: Live | None = None
         self._keys: KeyReader | None = None
         self._thread: threading.Thread | None = None
-        self._previous_excepthook = None
+        self._previous_excepthook: Callable[..., Any] | None = None
         self._error: str | None = None
 
     def start(self, num_epochs: int, interrupter: Interrupter) -> None:
@@ -159,7 +160,7 @@ class TuiMetricsRenderer(MetricsRenderer):
                     self._keys.close()
                     self._keys = None
                 if sys.excepthook == self._excepthook:
-                    sys.excepthook = self._previous_excepthook
+                    sys.excepthook = self._previous_excepthook or sys.__excepthook__
                 atexit.unregister(self.close)
         if self._error is not None:
             warnings.warn(f"The dashboard stopped drawing:\n{self._error}", stacklevel=2)
@@ -223,7 +224,7 @@ class TuiMetricsRenderer(MetricsRenderer):
 class _TerminalConsole(Console):
     """A console as large as its terminal is now, whatever `COLUMNS`/`LINES` say."""
 
-    @property
+    @property  # type: ignore[misc]  # rich lets `size` be set; this console never does
     def size(self) -> ConsoleDimensions:
         try:
             width, height = os.get_terminal_size(self.file.fileno())
