@@ -1,0 +1,63 @@
+"""Every Python block of the docs runs: one fresh interpreter per page, blocks in page order.
+
+The pages use small data (the repo's MNIST through `BURNISH_DATASETS`, a few hundred images),
+so the whole file runs in about a minute on two cores.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.docs.snippets import DOCS, pages, python_blocks, runnable_script
+
+REPO = DOCS.parent
+RUNNABLE = [p for p in pages() if any(not b.fragment for b in python_blocks(p))]
+#: Fragments are shown, never run; keep them few (raise this only with a reason).
+MAX_FRAGMENTS = 6
+
+
+def _id(page: Path) -> str:
+    return str(page.relative_to(DOCS))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", RUNNABLE, ids=_id)
+def test_page_runs(page: Path, tmp_path: Path) -> None:
+    script = tmp_path / f"{page.stem.replace('.', '_')}_page.py"
+    script.write_text(runnable_script(page), encoding="utf-8")
+    env = dict(os.environ)
+    env.update(
+        BURNISH_DATASETS=str(REPO / "data"),
+        BURNISH_RENDERER="cli",
+        PYTHONHASHSEED="0",
+        OMP_NUM_THREADS="2",
+    )
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, (
+        f"{_id(page)} failed (line numbers are the page's):\n{proc.stdout[-3000:]}\n"
+        f"{proc.stderr[-5000:]}"
+    )
+
+
+def test_fragments_are_few_and_marked() -> None:
+    fragments = [(_id(p), b.first_line) for p in pages() for b in python_blocks(p) if b.fragment]
+    assert len(fragments) <= MAX_FRAGMENTS, f"too many fragments: {fragments}"
+
+
+def test_the_guide_pages_have_code_that_runs() -> None:
+    names = {_id(p) for p in RUNNABLE}
+    for page in ("basic-workflow.md", "learner.md", "custom-training-loops.md", "records.md"):
+        assert page in names, f"{page} has no runnable Python block"
