@@ -23,7 +23,10 @@ import os
 import types
 import typing
 from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+from typing_extensions import dataclass_transform
 
 from burnish.errors import ConfigError
 from burnish.io import atomic_write_bytes
@@ -39,15 +42,30 @@ _MARKER = "__burnish_config__"
 class Config:
     """Base class for type checkers: every `@config` class gets these methods."""
 
-    def save(self, path: str | os.PathLike) -> Path: ...
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the config as pretty JSON; returns the path."""
+        raise NotImplementedError  # every @config class gets the real method
+
     @classmethod
-    def load(cls: type[T], path: str | os.PathLike) -> T: ...
-    def to_dict(self) -> dict[str, Any]: ...
+    def load(cls: type[T], path: str | os.PathLike) -> T:
+        """Read a config saved by `save`."""
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as JSON-compatible values."""
+        raise NotImplementedError
+
     @classmethod
-    def from_dict(cls: type[T], data: dict[str, Any]) -> T: ...
-    def to_json(self) -> str: ...
+    def from_dict(cls: type[T], data: dict[str, Any]) -> T:
+        """The config `to_dict` described."""
+        raise NotImplementedError
+
+    def to_json(self) -> str:
+        """The config as pretty JSON."""
+        raise NotImplementedError
 
 
+@dataclass_transform()
 def config(cls: type[T]) -> type[T]:
     """Turn a class with annotated fields into a Burn-style config.
 
@@ -61,23 +79,23 @@ def config(cls: type[T]) -> type[T]:
     if not isinstance(cls, type):
         raise TypeError(f"@config decorates a class. Received: {cls!r}.")
     _copy_mutable_defaults(cls)
-    cls = dataclasses.dataclass(cls)
-    for field in dataclasses.fields(cls):
+    data_class: Any = dataclasses.dataclass(cls)
+    for field in dataclasses.fields(data_class):
         has_default = (
             field.default is not dataclasses.MISSING
             or field.default_factory is not dataclasses.MISSING
         )
         name = f"with_{field.name}"
-        if has_default and name not in cls.__dict__:
-            setattr(cls, name, _make_with(field.name))
+        if has_default and name not in data_class.__dict__:
+            setattr(data_class, name, _make_with(field.name))
     for name in ("save", "to_dict", "to_json"):
-        setattr(cls, name, globals()[f"_{name}"])
-    cls.load = classmethod(_load)
-    cls.from_dict = classmethod(_from_dict)
-    cls.__str__ = _to_json
-    setattr(cls, _MARKER, True)
-    _REGISTRY[f"{cls.__module__}.{cls.__qualname__}"] = cls
-    return cls
+        setattr(data_class, name, globals()[f"_{name}"])
+    data_class.load = classmethod(_load)
+    data_class.from_dict = classmethod(_from_dict)
+    data_class.__str__ = _to_json
+    setattr(data_class, _MARKER, True)
+    _REGISTRY[f"{data_class.__module__}.{data_class.__qualname__}"] = data_class
+    return cast("type[T]", data_class)
 
 
 def is_config(obj: Any) -> bool:
@@ -96,11 +114,15 @@ def _copy_mutable_defaults(cls: type) -> None:
     for name in inspect.get_annotations(cls):
         value = cls.__dict__.get(name, dataclasses.MISSING)
         if isinstance(value, (list, dict, set)) or is_config(value):
-            setattr(cls, name, dataclasses.field(default_factory=lambda v=value: copy.deepcopy(v)))
+            setattr(cls, name, dataclasses.field(default_factory=_copier(value)))
 
 
-def _make_with(name: str):
-    def with_field(self, value):
+def _copier(value: Any) -> Callable[[], Any]:
+    return lambda: copy.deepcopy(value)
+
+
+def _make_with(name: str) -> Callable[[Any, Any], Any]:
+    def with_field(self: Any, value: Any) -> Any:
         return dataclasses.replace(self, **{name: value})
 
     with_field.__name__ = f"with_{name}"
@@ -111,16 +133,16 @@ def _make_with(name: str):
 # -- serialisation -------------------------------------------------------------------------
 
 
-def _to_dict(self) -> dict[str, Any]:
+def _to_dict(self: Any) -> dict[str, Any]:
     hints = _hints(type(self))
     return {f.name: _encode(getattr(self, f.name), hints[f.name]) for f in dataclasses.fields(self)}
 
 
-def _to_json(self) -> str:
+def _to_json(self: Any) -> str:
     return json.dumps(self.to_dict(), indent=2)
 
 
-def _save(self, path: str | os.PathLike) -> Path:
+def _save(self: Any, path: str | os.PathLike) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(path, (self.to_json() + "\n").encode())
@@ -168,7 +190,7 @@ def _strip_optional(hint: Any) -> Any:
 # -- deserialisation -----------------------------------------------------------------------
 
 
-def _load(cls, path: str | os.PathLike):
+def _load(cls: type[Any], path: str | os.PathLike) -> Any:
     path = Path(path)
     try:
         text = path.read_text()
@@ -189,11 +211,11 @@ def _load(cls, path: str | os.PathLike):
         raise ConfigError(f"In config file {str(path)!r}: {error}") from None
 
 
-def _from_dict(cls, data: dict[str, Any]):
+def _from_dict(cls: type[Any], data: dict[str, Any]) -> Any:
     return _decode_config(cls, data, "")
 
 
-def _decode_config(cls: type, data: Any, path: str):
+def _decode_config(cls: type[Any], data: Any, path: str) -> Any:
     if not isinstance(data, dict):
         _fail(path or "<root>", f"a JSON object for {cls.__name__}", data)
     hints = _hints(cls)
@@ -238,12 +260,12 @@ def _decode(value: Any, hint: Any, path: str) -> Any:
 
 
 def _decode_union(value: Any, hint: Any, path: str) -> Any:
-    options = typing.get_args(hint)
+    args = typing.get_args(hint)
     if value is None:
-        if type(None) in options:
+        if type(None) in args:
             return None
         _fail(path, _describe(hint), value)
-    options = [o for o in options if o is not type(None)]
+    options = [o for o in args if o is not type(None)]
     configs = {o.__name__: o for o in options if is_config(o)}
     if configs and isinstance(value, dict) and len(value) == 1 and next(iter(value)) in configs:
         name, body = next(iter(value.items()))

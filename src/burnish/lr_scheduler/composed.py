@@ -63,27 +63,27 @@ class ComposedLrSchedulerConfig:
 
     def constant(self, lr: float) -> ComposedLrSchedulerConfig:
         """A copy with a constant learning rate appended."""
-        return self.with_schedulers([*self.schedulers, float(lr)])
+        return ComposedLrSchedulerConfig([*self.schedulers, float(lr)], self.reduction)
 
     def linear(self, config: LinearLrSchedulerConfig) -> ComposedLrSchedulerConfig:
         """A copy with a linear schedule appended."""
-        return self.with_schedulers([*self.schedulers, config])
+        return ComposedLrSchedulerConfig([*self.schedulers, config], self.reduction)
 
     def cosine(self, config: CosineAnnealingLrSchedulerConfig) -> ComposedLrSchedulerConfig:
         """A copy with a cosine schedule appended."""
-        return self.with_schedulers([*self.schedulers, config])
+        return ComposedLrSchedulerConfig([*self.schedulers, config], self.reduction)
 
     def exponential(self, config: ExponentialLrSchedulerConfig) -> ComposedLrSchedulerConfig:
         """A copy with an exponential schedule appended."""
-        return self.with_schedulers([*self.schedulers, config])
+        return ComposedLrSchedulerConfig([*self.schedulers, config], self.reduction)
 
     def noam(self, config: NoamLrSchedulerConfig) -> ComposedLrSchedulerConfig:
         """A copy with a Noam schedule appended."""
-        return self.with_schedulers([*self.schedulers, config])
+        return ComposedLrSchedulerConfig([*self.schedulers, config], self.reduction)
 
     def step(self, config: StepLrSchedulerConfig) -> ComposedLrSchedulerConfig:
         """A copy with a step schedule appended."""
-        return self.with_schedulers([*self.schedulers, config])
+        return ComposedLrSchedulerConfig([*self.schedulers, config], self.reduction)
 
     def init(self) -> ComposedLrScheduler:
         """Build the scheduler (and every child; their errors propagate)."""

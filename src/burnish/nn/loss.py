@@ -40,7 +40,9 @@ def _reduce(loss: Tensor, reduction: Reduction) -> Tensor:
     return loss.sum() if reduction is Reduction.Sum else loss.mean()
 
 
-def _check_smoothing_and_weights(smoothing: float | None, weights: Sequence[float] | None):
+def _check_smoothing_and_weights(
+    smoothing: float | None, weights: Sequence[float] | None
+) -> None:
     if smoothing is not None and not 0.0 <= smoothing <= 1.0:
         raise ConfigError(
             f"`smoothing` (label smoothing alpha) must be in [0, 1]. Received: {smoothing!r}."
@@ -90,6 +92,9 @@ class CrossEntropyLoss(nn.Module):
         pad_tokens: a class index or a list of them (Burn: `CrossEntropyLoss::new(pad, device)`).
         device: where the class weights live.
     """
+
+    pad_tokens: torch.Tensor | None
+    weights: torch.Tensor | None
 
     def __init__(
         self,
@@ -176,6 +181,8 @@ class BinaryCrossEntropyLoss(nn.Module):
     Equals `F.binary_cross_entropy` (probabilities; logs clamped at -100) or
     `F.binary_cross_entropy_with_logits` when `logits=True`.
     """
+
+    weights: torch.Tensor | None
 
     def __init__(
         self,

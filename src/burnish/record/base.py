@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from burnish._version import __version__
 from burnish.errors import RecordError
 from burnish.io import atomic_open
 from burnish.record import sniff
@@ -193,7 +194,7 @@ class FileRecorder(ABC):
             float=str(self.settings.float_dtype).removeprefix("torch."),
             int=str(self.settings.int_dtype).removeprefix("torch."),
             settings=self.settings.name,
-            version=_version(),
+            version=__version__,
             record_type=record_type or type(record).__name__,
         )
 
@@ -249,7 +250,7 @@ class FileRecorder(ABC):
         if metadata.format_version > FORMAT_VERSION:
             raise RecordError(
                 f"The file was written by burnish {metadata.version} with format version "
-                f"{metadata.format_version}; this burnish ({_version()}) reads up to "
+                f"{metadata.format_version}; this burnish ({__version__}) reads up to "
                 f"{FORMAT_VERSION}. Upgrade burnish."
             )
         return metadata
@@ -322,8 +323,3 @@ def _chunks(file: Any) -> Iterator[bytes]:
     while chunk := file.read(_CHUNK):
         yield chunk
 
-
-def _version() -> str:
-    from burnish import __version__
-
-    return __version__

@@ -33,6 +33,7 @@ class MapperDataset(Dataset[O], Generic[I, O]):
     """
 
     def __init__(self, dataset: Dataset[I], mapper: Mapper[I, O] | Callable[[I], O]) -> None:
+        function: Callable[[I], O]
         if isinstance(mapper, Mapper):
             function = mapper.map
         elif callable(mapper):
