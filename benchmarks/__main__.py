@@ -28,8 +28,7 @@ NAMES = ("overhead", "many_tensors", "time_to_accuracy", "loading", "startup", "
 def _module(name: str):
     import importlib
 
-    module = {"time_to_accuracy": "tta", "records": "records_bench"}.get(name, name)
-    return importlib.import_module(f"benchmarks.{module}")
+    return importlib.import_module(f"benchmarks.{name}")
 
 
 def machine() -> dict[str, str | int]:

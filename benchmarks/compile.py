@@ -1,4 +1,4 @@
-"""Opt-in `torch.compile` (item 8): the Learner with `LearnerBuilder.compile()` vs without.
+"""Opt-in `torch.compile`: the Learner with `LearnerBuilder.compile()` vs without.
 
 Runs the overhead benchmark's `learner` contender with and without the builder's `compile()`
 option, alternating, on CPU. Not in the default selection (compilation takes long on 2

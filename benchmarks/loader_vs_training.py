@@ -9,7 +9,7 @@ Measures, on the device given (default CPU):
      an epoch.
 
 Run from the repository root:
-    .venv/bin/python -m benchmarks.data_loading [--device cuda] [--train-batches 100]
+    .venv/bin/python -m benchmarks.loader_vs_training [--device cuda] [--train-batches 100]
 """
 
 from __future__ import annotations

@@ -1,16 +1,17 @@
-"""MNIST loader throughput vs `torch.utils.data.DataLoader`, and vs training speed (item 4).
+"""MNIST loader throughput vs `torch.utils.data.DataLoader`, and vs training speed.
 
 Contenders, each one full shuffled epoch of the 60,000 training images in batches of 64, in a
 fresh process, with 0 and 2 workers:
 
   burnish   `DataLoaderBuilder(MnistBatcher()).batch_size(64).shuffle(42).num_workers(w)`
-            (`benchmarks/data_loading.py`'s `time_loader_epoch`): uint8 images gathered per
+            (`benchmarks/loader_vs_training.py`'s `time_loader_epoch`): uint8 images gathered per
             batch and normalised to float32 in the batcher.
   torch     `torch.utils.data.DataLoader(TensorDataset(images, labels), batch_size=64,
             shuffle=True, num_workers=w)` over the same images already normalised to float32
             once up front (so it does strictly less work per batch than burnish).
   training  the guide model (hidden 512, Adam, batch 64) training on in-memory batches
-            (`data_loading.time_training`), as samples per second: the rate a loader must beat.
+            (`loader_vs_training.time_training`), as samples per second: the rate a loader
+            must beat.
 
 Targets: burnish / torch >= 1.0 for each worker count; burnish / training >= 10.
 """
@@ -107,7 +108,7 @@ def child(argv: list[str]) -> None:
     harness.set_threads(args.threads)
     import torch
 
-    from benchmarks.data_loading import time_loader_epoch, time_training
+    from benchmarks.loader_vs_training import time_loader_epoch, time_training
     from burnish.data.dataset.vision import MnistDataset
 
     if args.kind == "training":

@@ -1,4 +1,4 @@
-"""Overhead of burnish's training loops over a hand-written PyTorch loop (issue 7, item 2).
+"""Overhead of burnish's training loops over a hand-written PyTorch loop.
 
 One epoch of the guide model (hidden 1024, batch 64) on the first `iterations * 64` MNIST
 training images, then validation on 1,000 test images, then one checkpoint. Contenders:

@@ -1,6 +1,6 @@
 """Save + load time and file size of each recorder, as ratios to `torch.save` / safetensors.
 
-    .venv/bin/python benchmarks/records.py [--runs 5] [--sizes 1M 25M] [--json]
+    .venv/bin/python -m benchmarks.recorder_timing [--runs 5] [--sizes 1M 25M] [--json]
 
 For a ~1M and a ~25M parameter MLP, each recorder saves the model's record to a file and
 loads it back (`recorder.load`), timed together. Runs alternate between the candidates

@@ -1,9 +1,9 @@
-"""The records benchmark (`benchmarks/records.py`) as rows of the table (item 6).
+"""The records benchmark (`benchmarks/recorder_timing.py`) as rows of the table.
 
-`records.measure(size, runs)` times save + load of a model record with each recorder,
+`recorder_timing.measure(size, runs)` times save + load of a model record with each recorder,
 alternating candidates in one process, against `torch.save`/`torch.load` and safetensors;
 this module runs it in a child process and turns its medians into rows (ratio to
-`torch.save`). Skipped, with a note, when `benchmarks/records.py` has no `measure`.
+`torch.save`). Skipped, with a note, when `benchmarks/recorder_timing.py` has no `measure`.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from benchmarks import harness
 
 
 def run(settings: harness.Settings, log) -> list[harness.Row]:
-    from benchmarks import records
+    from benchmarks import recorder_timing
 
-    if not callable(getattr(records, "measure", None)):
+    if not callable(getattr(recorder_timing, "measure", None)):
         return [harness.Row("records", "-", "save+load", "s", None, [], note="no entry point")]
     sizes = ["1M"] if settings.quick else ["1M", "25M"]
     log(f"records: sizes {sizes}, {settings.runs} runs (alternating inside one process)")
-    argv = ["-m", "benchmarks.records_bench", "child", "--runs", str(settings.runs), *sizes]
+    argv = ["-m", "benchmarks.records", "child", "--runs", str(settings.runs), *sizes]
     result = harness.run_child(argv, settings.threads)
     rows = []
     for size, measured in result["sizes"].items():
@@ -46,18 +46,18 @@ def run(settings: harness.Settings, log) -> list[harness.Row]:
 
 
 def child(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(prog="benchmarks.records_bench child")
+    parser = argparse.ArgumentParser(prog="benchmarks.records child")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("sizes", nargs="+")
     args = parser.parse_args(argv)
     harness.set_threads(args.threads)
-    from benchmarks import records
+    from benchmarks import recorder_timing
 
     out: dict[str, list] = {}
     for size in args.sizes:
         with contextlib.redirect_stdout(io.StringIO()):
-            out[size] = [list(row) for row in records.measure(size, args.runs)]
+            out[size] = [list(row) for row in recorder_timing.measure(size, args.runs)]
     harness.report({"sizes": out})
 
 

@@ -1,4 +1,4 @@
-"""Import time: `import burnish` and `import burnish.train` over `import torch` (item 5).
+"""Import time: `import burnish` and `import burnish.train` over `import torch`.
 
 Each run is a fresh interpreter timing its own import with `time.perf_counter` (interpreter
 start-up itself is left out); contenders alternate. The figure that matters is the difference

@@ -1,4 +1,4 @@
-"""Time to 99% MNIST test accuracy: the Learner vs the same recipe by hand (item 3).
+"""Time to 99% MNIST test accuracy: the Learner vs the same recipe by hand.
 
 Runs `examples/time_to_accuracy.py`'s two versions (`train_learner`, `train_plain`) in fresh
 processes, alternating. Both see the same batches from the same initial weights and stop after
@@ -22,7 +22,9 @@ def run(settings: harness.Settings, log) -> list[harness.Row]:
     contenders = {
         name: (
             lambda name=name: harness.run_child(
-                harness.module_argv("tta", name, "--epochs", epochs, "--threads", settings.threads),
+                harness.module_argv(
+                    "time_to_accuracy", name, "--epochs", epochs, "--threads", settings.threads
+                ),
                 settings.threads,
             )
         )
@@ -51,7 +53,7 @@ def run(settings: harness.Settings, log) -> list[harness.Row]:
 
 
 def child(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(prog="benchmarks.tta child")
+    parser = argparse.ArgumentParser(prog="benchmarks.time_to_accuracy child")
     parser.add_argument("contender", choices=("plain", "learner"))
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)

@@ -1,11 +1,18 @@
-"""Shared test helpers: a seeded tiny model and tolerant comparisons."""
+"""Shared test helpers: a seeded tiny model, tolerant comparisons, MNIST batches."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import torch
 from torch import nn
 
 import burnish as bn
+from burnish.data.dataloader import Batcher
+from burnish.data.dataset.vision import MnistItem
+
+MNIST_MEAN, MNIST_STD = 0.1307, 0.3081  # of MNIST's training pixels scaled to [0, 1]
 
 
 def tiny_model(seed: int = 0, in_features: int = 4, hidden: int = 8, out: int = 3) -> nn.Module:
@@ -27,4 +34,27 @@ def assert_close(actual, expected, atol: float = 1e-6, rtol: float = 1e-6) -> No
     else:
         torch.testing.assert_close(
             torch.as_tensor(actual), torch.as_tensor(expected), atol=atol, rtol=rtol
+        )
+
+
+@dataclass
+class MnistBatch:
+    """Normalised images `[B, 28, 28]` float32 and their labels `[B]` int64."""
+
+    images: torch.Tensor
+    targets: torch.Tensor
+
+
+class MnistBatcher(Batcher[MnistItem, MnistBatch]):
+    """The tests' MNIST batcher: the guide's batches, kept apart from examples/."""
+
+    def batch(self, items: list[MnistItem], device: torch.device) -> MnistBatch:
+        images = np.stack([item.image for item in items])
+        labels = np.array([item.label for item in items], dtype=np.int64)
+        return self.batch_stacked(MnistItem(images, labels), device)
+
+    def batch_stacked(self, items: MnistItem, device: torch.device) -> MnistBatch:
+        images = (items.image / 255 - MNIST_MEAN) / MNIST_STD
+        return MnistBatch(
+            torch.from_numpy(images).to(device), torch.from_numpy(items.label).to(device)
         )

@@ -30,7 +30,7 @@ from burnish.optim import AdamConfig  # noqa: E402
 from burnish.record import DefaultRecorder  # noqa: E402
 from burnish.train.renderer import CliMetricsRenderer  # noqa: E402
 
-from tests.train.support import Mlp, builder, loaders  # noqa: E402
+from tests.train.helpers import Mlp, builder, loaders  # noqa: E402
 
 
 def kill_at_io(count: int) -> None:

@@ -29,7 +29,7 @@ from burnish.optim import GradientsParams, SgdConfig  # noqa: E402
 from burnish.record import DefaultRecorder  # noqa: E402
 from burnish.train.renderer import CliMetricsRenderer  # noqa: E402
 
-from tests.train.support import Mlp, builder, loaders  # noqa: E402
+from tests.train.helpers import Mlp, builder, loaders  # noqa: E402
 
 
 class CrashingMlp(Mlp):

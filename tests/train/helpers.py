@@ -14,7 +14,7 @@ from burnish.train import ClassificationOutput, LearnerBuilder, TrainOutput
 from burnish.train.metric import AccuracyMetric, LossMetric
 from burnish.train.renderer import CliMetricsRenderer
 
-from examples.mnist.data import MnistBatcher
+from tests.helpers import MnistBatcher
 
 
 class Mlp(bn.Module):

@@ -14,7 +14,7 @@ from burnish.record import DefaultRecorder
 from burnish.train import KeepLastNCheckpoints
 from burnish.train.checkpoint import CheckpointId, FileCheckpointer
 
-from tests.train.support import Mlp, builder, loaders
+from tests.train.helpers import Mlp, builder, loaders
 
 
 def train(artifact_dir, epochs, configure=None):

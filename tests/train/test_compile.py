@@ -7,7 +7,7 @@ import torch
 import burnish as bn
 from burnish.optim import SgdConfig
 
-from tests.train.support import Mlp, builder, loaders
+from tests.train.helpers import Mlp, builder, loaders
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +26,7 @@ def run(artifact_dir, compile_options=None):
 
 def test_compiled_training_matches_eager(tmp_path):
     # aot_eager traces through dynamo and AOTAutograd like inductor but skips code generation,
-    # which takes minutes on this 2-core machine; benchmarks/ runs the inductor path.
+    # which takes minutes on a small CPU; benchmarks/ runs the inductor path.
     from torch._dynamo.utils import counters
 
     counters.clear()

@@ -5,7 +5,7 @@ import torch
 import burnish as bn
 from burnish.optim import AdamConfig
 
-from tests.train.support import Mlp, builder, loaders
+from tests.train.helpers import Mlp, builder, loaders
 
 
 def run(artifact_dir, seed):

@@ -24,7 +24,7 @@ from burnish.train import (
 )
 from burnish.train.metric import LossMetric
 
-from tests.train.support import Mlp, builder, loaders
+from tests.train.helpers import Mlp, builder, loaders
 
 
 def fit(artifact_dir, epochs=2, recorder=None, dropout=0.0, configure=None, seed=1, **loader_args):

@@ -32,7 +32,7 @@ from burnish.train.output import (
     TrainOutput,
 )
 
-from tests.train.metric.common import metadata
+from tests.train.metric.helpers import metadata
 
 LOGITS = torch.tensor([[2.0, 0.1, 0.3], [0.1, 0.2, 3.0], [1.0, 4.0, 0.0], [0.5, 0.1, 0.0]])
 TARGETS = torch.tensor([0, 2, 2, 1])

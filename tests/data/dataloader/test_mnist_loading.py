@@ -1,4 +1,4 @@
-"""Real MNIST through the loader with the guide's `MnistBatcher` (the fast path)."""
+"""Real MNIST through the loader with an MNIST batcher's stacked fast path."""
 
 import pytest
 import torch
@@ -7,7 +7,7 @@ from burnish.data.dataloader import DataLoaderBuilder
 from burnish.data.dataset import MapperDataset
 from burnish.data.dataset.vision import MnistDataset
 
-from examples.mnist.data import MnistBatch, MnistBatcher
+from tests.helpers import MnistBatch, MnistBatcher
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from burnish.train.metric import (
     TopKAccuracyMetric,
 )
 
-from tests.train.metric.common import metadata
+from tests.train.metric.helpers import metadata
 
 # burn-train acc.rs / top_k_acc.rs tests
 OUTPUTS = torch.tensor([[0.0, 0.2, 0.8], [1.0, 2.0, 0.5], [0.4, 0.1, 0.2], [0.6, 0.7, 0.2]])

@@ -10,7 +10,7 @@ from sklearn.metrics import roc_auc_score
 from burnish.train.metric import AurocInput, AurocMetric
 from burnish.train.metric.auroc import binary_auroc
 
-from tests.train.metric.common import metadata
+from tests.train.metric.helpers import metadata
 
 
 @pytest.mark.parametrize("seed", range(5))

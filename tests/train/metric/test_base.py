@@ -21,7 +21,7 @@ from burnish.train.metric import (
     format_float,
 )
 
-from tests.train.metric.common import metadata
+from tests.train.metric.helpers import metadata
 
 
 def test_numeric_entry_serializes_as_value_comma_count() -> None:

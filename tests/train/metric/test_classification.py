@@ -13,7 +13,7 @@ from burnish.train.metric import (
     RecallMetric,
 )
 
-from tests.train.metric.common import (
+from tests.train.metric.helpers import (
     BINARY_SCORES,
     BINARY_TARGETS,
     MULTICLASS_SCORES,

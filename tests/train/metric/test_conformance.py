@@ -46,7 +46,7 @@ from burnish.train.metric import (
 )
 
 from tests.helpers import assert_close
-from tests.train.metric.common import metadata, no_host_sync, weighted_mean
+from tests.train.metric.helpers import metadata, no_host_sync, weighted_mean
 
 BATCH_SIZES = (5, 3, 8)
 NUM_CLASSES = 4

@@ -8,7 +8,7 @@ from sklearn.metrics import hamming_loss
 
 from burnish.train.metric import HammingScore, HammingScoreInput
 
-from tests.train.metric.common import MULTILABEL_SCORES, MULTILABEL_TARGETS, metadata
+from tests.train.metric.helpers import MULTILABEL_SCORES, MULTILABEL_TARGETS, metadata
 
 
 @pytest.mark.parametrize("threshold", [0.3, 0.5, 0.8])

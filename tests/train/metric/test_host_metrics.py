@@ -19,7 +19,7 @@ from burnish.train.metric import (
     speed,
 )
 
-from tests.train.metric.common import metadata
+from tests.train.metric.helpers import metadata
 
 
 def test_learning_rate_is_the_epoch_mean_of_metadata_lr() -> None:

@@ -7,7 +7,7 @@ import torch
 
 from burnish.train.metric import LossInput, LossMetric
 
-from tests.train.metric.common import metadata
+from tests.train.metric.helpers import metadata
 
 
 def test_epoch_loss_is_the_mean_over_items() -> None:

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from burnish.train.metric import PerplexityInput, PerplexityMetric
 
-from tests.train.metric.common import metadata
+from tests.train.metric.helpers import metadata
 
 
 def test_uniform_logits_give_the_vocabulary_size() -> None:

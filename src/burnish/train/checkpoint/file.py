@@ -18,10 +18,15 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from burnish.errors import CheckpointError
 from burnish.io import atomic_write_bytes, fsync_dir
+
+if TYPE_CHECKING:
+    import torch
+
+    from burnish.record.base import FileRecorder
 
 __all__ = ["CheckpointId", "FileCheckpointer"]
 
@@ -39,15 +44,18 @@ class CheckpointId:
 
     @property
     def name(self) -> str:
+        """The directory name: `epoch-N` or `epoch-N-iteration-K`."""
         if self.iteration is None:
             return f"epoch-{self.epoch}"
         return f"epoch-{self.epoch}-iteration-{self.iteration}"
 
     def sort_key(self) -> tuple[int, float]:
+        """Training order: an epoch's iterations, then its end."""
         return (self.epoch, float("inf") if self.iteration is None else self.iteration)
 
     @classmethod
     def parse(cls, name: str) -> CheckpointId | None:
+        """The checkpoint a directory `name` holds, None for any other name."""
         match = _NAME.match(name)
         if match is None:
             return None
@@ -58,7 +66,7 @@ class CheckpointId:
 class FileCheckpointer:
     """Saves and loads checkpoints under `directory` with `recorder`."""
 
-    def __init__(self, directory: str | os.PathLike, recorder: Any) -> None:
+    def __init__(self, directory: str | os.PathLike, recorder: FileRecorder) -> None:
         self.directory = Path(directory)
         self.recorder = recorder
 
@@ -82,7 +90,9 @@ class FileCheckpointer:
             raise
         return self.directory / checkpoint.name
 
-    def load(self, checkpoint: CheckpointId, device: Any = None) -> dict[str, Any]:
+    def load(
+        self, checkpoint: CheckpointId, device: torch.device | str | None = None
+    ) -> dict[str, Any]:
         """Verify a committed checkpoint's checksums and load its records.
 
         Raises:
