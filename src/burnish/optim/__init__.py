@@ -12,6 +12,7 @@ from burnish.optim.base import Optimizer
 from burnish.optim.clipping import GradientClippingConfig
 from burnish.optim.decay import WeightDecayConfig
 from burnish.optim.grad_accum import GradientsAccumulator
+from burnish.optim.grad_scaler import GradScaler
 from burnish.optim.grads import Gradients, backward, grad
 from burnish.optim.momentum import MomentumConfig
 from burnish.optim.params import GradientsParams, ParamId
@@ -25,6 +26,7 @@ __all__ = [
     "AdamConfig",
     "AdamW",
     "AdamWConfig",
+    "GradScaler",
     "GradientClippingConfig",
     "Gradients",
     "GradientsAccumulator",

@@ -10,7 +10,7 @@ from torch.optim.adagrad import adagrad
 
 from burnish.config import config
 from burnish.errors import ConfigError
-from burnish.optim.base import Optimizer, _new_step, column
+from burnish.optim.base import Optimizer, _new_step, column, fused_supported, steps_on_device
 from burnish.optim.clipping import GradientClippingConfig
 from burnish.optim.decay import WeightDecayConfig
 
@@ -70,6 +70,33 @@ class AdaGrad(Optimizer):
             column(states, "sum"),
             column(states, "step"),
             foreach=True,
+            lr=lr,
+            weight_decay=cfg.weight_decay.penalty if cfg.weight_decay else 0.0,
+            lr_decay=cfg.lr_decay,
+            eps=cfg.epsilon,
+            maximize=False,
+        )
+
+    def _update_unless(
+        self,
+        found_inf: Tensor,
+        lr: float,
+        params: list[Tensor],
+        grads: list[Tensor],
+        states: list[dict],
+    ) -> None:
+        """On the CPU, the fused kernel skips the step when `found_inf` is set."""
+        if not fused_supported(params, ("cpu",)):
+            super()._update_unless(found_inf, lr, params, grads, states)
+            return
+        cfg = self.config
+        adagrad(
+            params,
+            grads,
+            column(states, "sum"),
+            steps_on_device(states, params),
+            fused=True,
+            found_inf=found_inf,
             lr=lr,
             weight_decay=cfg.weight_decay.penalty if cfg.weight_decay else 0.0,
             lr_decay=cfg.lr_decay,

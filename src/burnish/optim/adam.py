@@ -10,7 +10,13 @@ from torch.optim.adam import adam
 
 from burnish.config import config
 from burnish.errors import ConfigError
-from burnish.optim.base import Optimizer, _new_step, column
+from burnish.optim.base import (
+    Optimizer,
+    _new_step,
+    column,
+    fused_supported,
+    steps_on_device,
+)
 from burnish.optim.clipping import GradientClippingConfig
 from burnish.optim.decay import WeightDecayConfig
 
@@ -77,6 +83,37 @@ class Adam(Optimizer):
             [],
             column(states, "step"),
             foreach=True,
+            decoupled_weight_decay=self.decoupled,
+            amsgrad=False,
+            beta1=self.config.beta_1,
+            beta2=self.config.beta_2,
+            lr=lr,
+            weight_decay=self._weight_decay(),
+            eps=self.config.epsilon,
+            maximize=False,
+        )
+
+    def _update_unless(
+        self,
+        found_inf: Tensor,
+        lr: float,
+        params: list[Tensor],
+        grads: list[Tensor],
+        states: list[dict],
+    ) -> None:
+        """The fused kernel skips the step on the device when `found_inf` is set."""
+        if not fused_supported(params, ("cpu", "cuda", "mps")):
+            super()._update_unless(found_inf, lr, params, grads, states)
+            return
+        adam(
+            params,
+            grads,
+            column(states, "moment_1"),
+            column(states, "moment_2"),
+            [],
+            steps_on_device(states, params),
+            fused=True,
+            found_inf=found_inf,
             decoupled_weight_decay=self.decoupled,
             amsgrad=False,
             beta1=self.config.beta_1,

@@ -55,6 +55,10 @@ class Optimizer(ABC):
         Raises:
             TypeError: if `lr` is not a real number or `grads` is not a GradientsParams.
         """
+        return self._step(lr, model, grads, None)
+
+    def _step(self, lr: float, model: M, grads: GradientsParams, found_inf: Tensor | None) -> M:
+        """`step`, skipped where `found_inf` (a device flag from `GradScaler`) is nonzero."""
         lr = _check_lr(lr)
         if not isinstance(grads, GradientsParams):
             raise TypeError(
@@ -67,7 +71,11 @@ class Optimizer(ABC):
         with torch.no_grad():
             if self.grad_clipping is not None:
                 grad_list = self.grad_clipping.clip(grad_list)
-            self._update(lr, params, grad_list, self._states_of(names, params))
+            states = self._states_of(names, params)
+            if found_inf is None:
+                self._update(lr, params, grad_list, states)
+            else:
+                self._update_unless(found_inf, lr, params, grad_list, states)
         return model
 
     # -- records -----------------------------------------------------------------------------
@@ -125,6 +133,22 @@ class Optimizer(ABC):
     ) -> None:
         """Update `params` in place from `grads`, updating `states` in place."""
 
+    def _update_unless(
+        self,
+        found_inf: Tensor,
+        lr: float,
+        params: list[Tensor],
+        grads: list[Tensor],
+        states: list[dict],
+    ) -> None:
+        """`_update`, unless `found_inf` is nonzero (then nothing changes).
+
+        This default reads the flag back: one host sync per step. Optimizers with a fused
+        kernel that takes `found_inf` override it and decide on the device.
+        """
+        if not found_inf.item():
+            self._update(lr, params, grads, states)
+
     def _restore(self, key: str, value: Any) -> Any:
         """A state entry from a record: step counters become CPU tensors again."""
         if key == "step":
@@ -155,6 +179,24 @@ class Optimizer(ABC):
 def column(states: list[dict[str, Any]], key: str) -> list[Any]:
     """`[state[key] for state in states]`, without a Python frame per state."""
     return list(map(itemgetter(key), states))
+
+
+def fused_supported(params: list[Tensor], devices: tuple[str, ...]) -> bool:
+    """Whether torch has a fused kernel of the optimizer for `params`' device."""
+    return params[0].device.type in devices
+
+
+def steps_on_device(states: list[dict[str, Any]], params: list[Tensor]) -> list[Tensor]:
+    """The step counters of `states`, moved once to their parameter's device.
+
+    Fused kernels count steps on the device; the foreach kernels keep them on the CPU.
+    """
+    steps = column(states, "step")
+    if steps[0].device != params[0].device:
+        for state, param in zip(states, params):
+            state["step"] = state["step"].to(param.device, non_blocking=True)
+        steps = column(states, "step")
+    return steps
 
 
 def _new_step() -> Tensor:

@@ -19,7 +19,7 @@ DistributedDataParallel's reducer hooks still fire), and `.grad` is left as it w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from itertools import compress
 from operator import attrgetter, is_not
@@ -40,6 +40,8 @@ _REQUIRES_GRAD = attrgetter("requires_grad")
 _DATA_PTR = Tensor.data_ptr
 _STRIDE = Tensor.stride
 _is_not_none = partial(is_not, None)
+# Set by `GradScaler.scaling()`: `backward` then differentiates the scaled loss.
+_loss_scaler: Callable[[Tensor], Tensor] | None = None
 
 
 class Gradients:
@@ -138,6 +140,9 @@ def backward(loss: Tensor) -> Gradients:
         >>> grads = bn.backward(loss)
         >>> grads = GradientsParams.from_grads(grads, model)
         >>> model = optim.step(1e-3, model, grads)
+
+    Inside `GradScaler.scaling()` (the Learner's float16 mixed precision), the loss is
+    multiplied by the scaler's scale first, so the returned gradients are scaled.
     """
     if not isinstance(loss, Tensor):
         raise TypeError(f"`loss` must be a torch.Tensor. Received: {type(loss).__name__}.")
@@ -147,6 +152,8 @@ def backward(loss: Tensor) -> Gradients:
             f"a tensor with requires_grad={loss.requires_grad}. Compute it from the training "
             "model (not `bn.valid(model)`) and outside `torch.no_grad()`."
         )
+    if _loss_scaler is not None:
+        loss = _loss_scaler(loss)
     return Gradients(loss)
 
 

@@ -10,7 +10,7 @@ from torch import Tensor
 from torch.optim.sgd import sgd
 
 from burnish.config import config
-from burnish.optim.base import Optimizer
+from burnish.optim.base import Optimizer, fused_supported
 from burnish.optim.clipping import GradientClippingConfig
 from burnish.optim.decay import WeightDecayConfig
 from burnish.optim.momentum import MomentumConfig
@@ -78,3 +78,36 @@ class Sgd(Optimizer):
         if first:  # the kernel created the missing velocities in `buffers`
             for state, buffer in zip(states, buffers):
                 state["velocity"] = buffer
+
+    def _update_unless(
+        self,
+        found_inf: Tensor,
+        lr: float,
+        params: list[Tensor],
+        grads: list[Tensor],
+        states: list[dict],
+    ) -> None:
+        """The fused kernel skips the step on the device when `found_inf` is set.
+
+        A first momentum step reads the flag back instead: the fused kernel would leave the
+        new velocities uninitialised when it skips.
+        """
+        momentum = self.config.momentum
+        buffers = list(map(_VELOCITY, states)) if momentum is not None else [None] * len(params)
+        first = momentum is not None and not all(map(_is_not_none, buffers))
+        if first or not fused_supported(params, ("cpu", "cuda", "mps")):
+            super()._update_unless(found_inf, lr, params, grads, states)
+            return
+        sgd(
+            params,
+            grads,
+            buffers,
+            weight_decay=self.config.weight_decay.penalty if self.config.weight_decay else 0.0,
+            momentum=momentum.momentum if momentum else 0.0,
+            lr=lr,
+            dampening=momentum.dampening if momentum else 0.0,
+            nesterov=momentum.nesterov if momentum else False,
+            maximize=False,
+            fused=True,
+            found_inf=found_inf,
+        )
