@@ -70,6 +70,7 @@ class LearnerBuilder:
         self._checkpoint_every: int | None = None
         self._deterministic = False
         self._compile: dict[str, Any] | None = None
+        self._mixed_precision: torch.dtype | None = None
 
     # -- metrics ---------------------------------------------------------------------------
 
@@ -164,6 +165,26 @@ class LearnerBuilder:
         GPUs; results match eager execution within float tolerance (see BENCHMARKS.md).
         """
         self._compile = dict(options)
+        return self
+
+    def mixed_precision(self, precision: str | torch.dtype) -> LearnerBuilder:
+        """Run `train_step` and `valid_step` under `torch.autocast` in a half type.
+
+        Parameters, gradients, optimizer state and checkpoints stay float32. With float16,
+        `bn.backward(loss)` inside `train_step` differentiates the loss times a dynamic scale
+        (`burnish.optim.GradScaler`); the learner unscales the gradients before clipping and
+        the optimizer step, skips a step whose gradients hold inf/NaN and lowers the scale.
+        The scaler's state is checkpointed. See docs/mixed-precision.md.
+
+        Args:
+            precision: `"bf16"` or `"fp16"` (or `torch.bfloat16` / `torch.float16`).
+
+        Raises:
+            ValueError: for any other precision.
+        """
+        from burnish.train.precision import parse_precision
+
+        self._mixed_precision = parse_precision(precision)
         return self
 
     # -- checkpoints -----------------------------------------------------------------------
@@ -284,6 +305,7 @@ class LearnerBuilder:
             checkpoint_every=self._checkpoint_every,
             deterministic=self._deterministic,
             compile=self._compile,
+            mixed_precision=self._mixed_precision,
         )
 
     def _installer(self) -> ApplicationLoggerInstaller | None:

@@ -18,7 +18,7 @@ from torch import nn
 from burnish.module import valid
 from burnish.optim import GradientsParams
 from burnish.train.accumulation import Accumulation
-from burnish.train.batch_check import check_batch_device
+from burnish.train.batch_check import check_batch_device, model_device
 from burnish.train.checkpoint.learning import LearningCheckpointer
 from burnish.train.checkpoint.training_state import TrainingState
 from burnish.train.compile import compiled_forward
@@ -27,6 +27,7 @@ from burnish.train.distributed import DistributedContext, all_reduce_mean
 from burnish.train.metric.base import MetricMetadata
 from burnish.train.metric.store import MetricStore
 from burnish.train.position import Phase, Position
+from burnish.train.precision import MixedPrecision
 from burnish.train.processor import MetricsProcessor, SplitMetrics
 from burnish.train.renderer.base import MetricsRenderer, TrainingProgress
 from burnish.train.result import TrainingResult
@@ -138,6 +139,7 @@ class _Run:
             reduce=context.reducer(),
         )
         self.store = MetricStore(loggers)
+        self.precision = _mixed_precision(options.mixed_precision, model)
         self.state = TrainingState(
             model=model,
             optim=learner.optim,
@@ -147,6 +149,7 @@ class _Run:
             accumulation=Accumulation(options.grads_accumulation),
             early_stopping=options.early_stopping,
             world_size=context.world_size,
+            scaler=self.precision.scaler if self.precision is not None else None,
         )
         self.checkpointer = LearningCheckpointer(
             options.checkpointer,
@@ -198,7 +201,7 @@ class _Run:
             if iteration == 1:
                 check_batch_device(batch, state.model)
             lr = state.lr_scheduler.step()
-            output = _train_step(state.model, batch)
+            output = self._train_step(batch)
             self._optimize(output, lr)
             state.position.iteration = iteration
             self.processor.process(Split.TRAIN, output.item, *self._metadata(loader, iteration, lr))
@@ -218,7 +221,8 @@ class _Run:
         logger = self.processor.splits[Split.VALID].logger
         start = logger.positions(epoch)
         model: ValidStep = self.valid_model  # type: ignore[assignment]  # checked at fit
-        with torch.no_grad():
+        precision = self.precision.valid() if self.precision else contextlib.nullcontext()
+        with torch.no_grad(), precision:
             for iteration, batch in enumerate(loader.iterate(), 1):
                 item = model.valid_step(batch)
                 self.processor.process(Split.VALID, item, *self._metadata(loader, iteration))
@@ -241,7 +245,22 @@ class _Run:
             return
         if self.context.enabled:  # only optimizer steps communicate
             all_reduce_mean([grad for _, grad in ready.items()], self.context.world_size)
-        state.model = state.optim.step(lr, state.model, ready)
+        state.model = self._step(lr, ready)
+
+    def _train_step(self, batch: Any) -> TrainOutput:
+        if self.precision is None:
+            return _train_step(self.state.model, batch)
+        with self.precision.train():
+            return _train_step(self.state.model, batch)
+
+    def _step(self, lr: float, grads: GradientsParams) -> nn.Module:
+        """The optimizer step; with a loss scaler, unscaled first and skipped on inf/NaN."""
+        state = self.state
+        if state.scaler is None:
+            return state.optim.step(lr, state.model, grads)
+        model = state.scaler.step(state.optim, lr, state.model, grads)
+        state.scaler.update()
+        return model
 
     def _stop_requested(self, iteration: int) -> bool:
         """Whether to stop after this iteration; with several ranks, rank 0 decides for all."""
@@ -331,6 +350,10 @@ def _check_model(model: nn.Module) -> None:
                 "Implement `train_step` (returning TrainOutput) and `valid_step` "
                 "(returning the metrics' item) on the model to train it with a Learner."
             )
+
+
+def _mixed_precision(dtype: torch.dtype | None, model: nn.Module) -> MixedPrecision | None:
+    return MixedPrecision(dtype, model_device(model)) if dtype is not None else None
 
 
 def _train_step(model: nn.Module, batch: Any) -> TrainOutput:

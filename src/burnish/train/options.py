@@ -49,6 +49,7 @@ class LearnerOptions:
         checkpoint_every: also checkpoint every this many training iterations.
         deterministic: use torch's deterministic algorithms during `fit`.
         compile: `torch.compile` options for the model's forward, None: eager.
+        mixed_precision: the half type the steps run in under autocast, None: float32.
     """
 
     artifact_dir: Path
@@ -68,3 +69,4 @@ class LearnerOptions:
     checkpoint_every: int | None = None
     deterministic: bool = False
     compile: Mapping[str, Any] | None = None
+    mixed_precision: torch.dtype | None = None

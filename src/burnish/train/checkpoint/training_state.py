@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from torch import nn
 
     from burnish.lr_scheduler import LrScheduler
-    from burnish.optim import Optimizer
+    from burnish.optim import GradScaler, Optimizer
     from burnish.train.accumulation import Accumulation
     from burnish.train.data_adapter import DataAdapter
     from burnish.train.early_stopping import EarlyStoppingStrategy
@@ -41,6 +41,7 @@ class TrainingState:
         accumulation: gradients summed over iterations between optimizer steps.
         early_stopping: the early-stopping strategy, if any.
         world_size: how many ranks train together.
+        scaler: the float16 loss scaler, if any.
         position: where the loop is.
         epoch_start: each split's loader record at the start of its current epoch.
     """
@@ -53,6 +54,7 @@ class TrainingState:
     accumulation: Accumulation
     early_stopping: EarlyStoppingStrategy | None = None
     world_size: int = 1
+    scaler: GradScaler | None = None
     position: Position = dataclasses.field(default_factory=Position)
     epoch_start: dict[Split, Any] = dataclasses.field(default_factory=dict)
 
@@ -90,6 +92,8 @@ class TrainingState:
         if self.early_stopping is not None and loop["early_stopping"] is not None:
             self.early_stopping.load_record(loop["early_stopping"])
         self.accumulation.load_record(loop["accumulation"], self.model)
+        if self.scaler is not None and loop.get("grad_scaler") is not None:
+            self.scaler.load_record(loop["grad_scaler"])
 
     def log_positions(self) -> dict[str, Any]:
         """Each split's committed log lines, as of the current position."""
@@ -112,6 +116,7 @@ class TrainingState:
             "loggers": self.log_positions(),
             "early_stopping": _record_of(self.early_stopping),
             "accumulation": self.accumulation.to_record(),
+            "grad_scaler": _record_of(self.scaler),
             "world_size": self.world_size,
         }
 
