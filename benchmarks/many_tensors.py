@@ -13,6 +13,10 @@ of `iterations` steps, then one validation batch):
   learner   burnish `Learner`: train and valid `LossMetric`, file metric loggers, the
             experiment log, `CliMetricsRenderer`, no checkpoint.
 
+Each contender reports the wall time and the process CPU time of its epoch; on a machine
+shared with other work the CPU time is the steadier of the two (one thread: it counts the
+work done, not the time spent waiting for a core).
+
     .venv/bin/python -m benchmarks -b many_tensors
     .venv/bin/python -m benchmarks.many_tensors child learner --iterations 300 --threads 1
 """
@@ -50,7 +54,11 @@ def run(settings: harness.Settings, log) -> list[harness.Row]:
     log(f"many_tensors: {iterations} iterations x {settings.runs} runs, {4 * BLOCKS} tensors")
     results = harness.alternate(contenders, settings.runs, log)
     label = f"many tensors ({iterations} it)"
-    return harness.rows_for(label, results, "seconds", "epoch time", "s", "plain", TARGETS)
+    rows = harness.rows_for(label, results, "seconds", "epoch time", "s", "plain", TARGETS)
+    cpu = harness.rows_for(label, results, "cpu_seconds", "epoch CPU time", "s", "plain", TARGETS)
+    for row in cpu:
+        row.note = "process CPU time: less sensitive to other load on the machine"
+    return rows + cpu
 
 
 # -- the contenders (run in a child process) ------------------------------------------------
@@ -121,15 +129,25 @@ def _data(iterations: int) -> tuple[Batches, Batches]:
     return Batches([batch() for _ in range(iterations)]), Batches([batch()])
 
 
-def plain(iterations: int, workdir: Path) -> float:
-    """The hand-written loop; returns the seconds of its epoch."""
+def _now() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _since(start: tuple[float, float]) -> dict[str, float]:
+    """Wall and process CPU seconds since `start` (from `_now`)."""
+    wall, cpu = _now()
+    return {"seconds": wall - start[0], "cpu_seconds": cpu - start[1]}
+
+
+def plain(iterations: int, workdir: Path) -> dict[str, float]:
+    """The hand-written loop; returns the wall and CPU seconds of its epoch."""
     import torch
     import torch.nn.functional as F
 
     train, valid = _data(iterations)
     model = _model()
     optimizer = torch.optim.Adam(model.parameters(), lr=LR, eps=1e-5, foreach=True)
-    start = time.perf_counter()
+    start = _now()
     model.train()
     loss_sum = torch.zeros(())
     for inputs, targets in train:
@@ -141,12 +159,12 @@ def plain(iterations: int, workdir: Path) -> float:
     model.eval()
     with torch.no_grad():
         valid_loss = sum(F.mse_loss(model(x), y) for x, y in valid)
-    seconds = time.perf_counter() - start
+    times = _since(start)
     print(f"train loss {loss_sum.item() / len(train):.5f} | valid loss {float(valid_loss):.5f}")
-    return seconds
+    return times
 
 
-def custom(iterations: int, workdir: Path) -> float:
+def custom(iterations: int, workdir: Path) -> dict[str, float]:
     """The burnish custom loop, same work as `plain`."""
     import torch
     import torch.nn.functional as F
@@ -157,7 +175,7 @@ def custom(iterations: int, workdir: Path) -> float:
     train, valid = _data(iterations)
     model = _model()
     optim = AdamConfig().init()
-    start = time.perf_counter()
+    start = _now()
     model.train()
     loss_sum = torch.zeros(())
     for inputs, targets in train:
@@ -168,12 +186,12 @@ def custom(iterations: int, workdir: Path) -> float:
     model_valid = bn.valid(model)
     with torch.no_grad():
         valid_loss = sum(F.mse_loss(model_valid(x), y) for x, y in valid)
-    seconds = time.perf_counter() - start
+    times = _since(start)
     print(f"train loss {loss_sum.item() / len(train):.5f} | valid loss {float(valid_loss):.5f}")
-    return seconds
+    return times
 
 
-def learner(iterations: int, workdir: Path) -> float:
+def learner(iterations: int, workdir: Path) -> dict[str, float]:
     """The burnish Learner with loss metrics, file loggers and the CLI renderer."""
     from burnish.optim import AdamConfig
     from burnish.train import LearnerBuilder
@@ -189,9 +207,9 @@ def learner(iterations: int, workdir: Path) -> float:
         .num_epochs(1)
         .build(_model(), AdamConfig().init(), LR)
     )
-    start = time.perf_counter()
+    start = _now()
     learner.fit(train, valid)
-    return time.perf_counter() - start
+    return _since(start)
 
 
 def child(argv: list[str]) -> None:
@@ -203,10 +221,10 @@ def child(argv: list[str]) -> None:
     harness.set_threads(args.threads)
     workdir = Path(tempfile.mkdtemp(prefix="burnish-bench-"))
     try:
-        seconds = globals()[args.contender](args.iterations, workdir)
+        times = globals()[args.contender](args.iterations, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    harness.report({"seconds": seconds, "iterations": args.iterations})
+    harness.report({**times, "iterations": args.iterations})
 
 
 if __name__ == "__main__":
