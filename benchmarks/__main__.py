@@ -22,7 +22,16 @@ from pathlib import Path
 
 from benchmarks import harness
 
-NAMES = ("overhead", "many_tensors", "time_to_accuracy", "loading", "startup", "records", "compile")
+NAMES = (
+    "overhead",
+    "many_tensors",
+    "time_to_accuracy",
+    "loading",
+    "startup",
+    "records",
+    "distributed_overlap",
+    "compile",
+)
 
 
 def _module(name: str):

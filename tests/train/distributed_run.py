@@ -3,10 +3,12 @@
 
     python tests/train/distributed_run.py ARTIFACT_DIR OUT [--epochs N] [--batch-size B]
         [--resume-epoch E] [--custom-loop] [--crash-at I] [--kill-at I]
-        [--checkpoint-every K] [--accumulate N]
+        [--checkpoint-every K] [--accumulate N] [--unused] [--modify-grads]
 
 Rank 0 writes the final parameters to OUT. `--crash-at` makes rank 1 raise at its I-th step;
 `--kill-at` makes rank 0 SIGKILL itself at its I-th step (resumed with `resume()`).
+`--unused` trains a model with a parameter no step uses and one only some batches use, in
+1 KB gradient buckets; `--modify-grads` changes a gradient in place inside `train_step`.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 import burnish as bn  # noqa: E402
-from burnish.optim import GradientsParams, SgdConfig  # noqa: E402
+import burnish.train.grad_sync as grad_sync  # noqa: E402
+from burnish.optim import GradientsParams, SgdConfig, WeightDecayConfig  # noqa: E402
 from burnish.record import DefaultRecorder  # noqa: E402
+from burnish.train import TrainOutput  # noqa: E402
 from burnish.train.renderer import CliMetricsRenderer  # noqa: E402
 
 from tests.train.helpers import Mlp, builder, loaders  # noqa: E402
@@ -49,9 +53,42 @@ class CrashingMlp(Mlp):
         return super().train_step(batch)
 
 
+class SometimesMlp(Mlp):
+    """`never` gets no gradient; `zeros` only from batches holding a digit 0 (so in some
+    steps one rank has its gradient and the other does not)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.zeros = torch.nn.Linear(28 * 28, 1)
+        self.never = torch.nn.Linear(4, 4)
+
+    def train_step(self, batch):
+        item = self.forward_classification(batch)
+        loss = item.loss
+        chosen = batch.targets == 0
+        if chosen.any():
+            loss = loss + self.zeros(batch.images[chosen].flatten(1)).sum() / len(batch.targets)
+        return TrainOutput(self, bn.backward(loss), item)
+
+
+class ModifyingMlp(Mlp):
+    def train_step(self, batch):
+        item = self.forward_classification(batch)
+        grads = GradientsParams.from_grads(bn.backward(item.loss), self)
+        grads.get("linear1.bias").mul_(0.5)
+        return TrainOutput(self, grads, item)
+
+
 def learner_run(args) -> torch.nn.Module:
     bn.seed(3)
     model = CrashingMlp(args.crash_at, args.kill_at)
+    optim = SgdConfig().init()
+    if args.unused:
+        grad_sync.BUCKET_BYTES = 1024  # several buckets, launched as gradients arrive
+        model = SometimesMlp()
+        optim = SgdConfig(weight_decay=WeightDecayConfig(0.1)).init()  # moves any stepped param
+    if args.modify_grads:
+        model = ModifyingMlp()
     b = builder(args.artifact_dir, epochs=args.epochs, recorder=DefaultRecorder()).renderer(
         CliMetricsRenderer(file=sys.stderr)
     )
@@ -61,7 +98,7 @@ def learner_run(args) -> torch.nn.Module:
         b = b.checkpoint_every(args.checkpoint_every).resume()
     if args.accumulate:
         b = b.grads_accumulation(args.accumulate)
-    learner = b.build(model, SgdConfig().init(), 0.1)
+    learner = b.build(model, optim, 0.1)
     train, valid = loaders(batch_size=args.batch_size, train_items=256, valid_items=64)
     return learner.fit(train, valid).model
 
@@ -95,6 +132,8 @@ def main() -> None:
     parser.add_argument("--kill-at", type=int, default=0)
     parser.add_argument("--checkpoint-every", type=int, default=0)
     parser.add_argument("--accumulate", type=int, default=0)
+    parser.add_argument("--unused", action="store_true")
+    parser.add_argument("--modify-grads", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(1)
     model = custom_loop(args) if args.custom_loop else learner_run(args)

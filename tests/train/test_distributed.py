@@ -131,3 +131,18 @@ def test_accumulation_under_two_ranks_equals_one_process(tmp_path):
     check(torchrun(str(tmp_path / "two"), str(tmp_path / "two.pt"), *flags, "--batch-size", "8"))
     check(single(str(tmp_path / "one"), str(tmp_path / "one.pt"), *flags, "--batch-size", "16"))
     assert_params_close(tmp_path / "two.pt", tmp_path / "one.pt")
+
+
+def test_parameters_without_gradients_on_some_or_all_ranks_equal_one_process(tmp_path):
+    """A parameter no rank differentiates is not stepped (weight decay would move it); one
+    that only some ranks differentiate gets their average; 1 KB buckets, launched in order."""
+    flags = ("--unused", "--epochs", "1")
+    check(torchrun(str(tmp_path / "two"), str(tmp_path / "two.pt"), *flags))
+    check(single(str(tmp_path / "one"), str(tmp_path / "one.pt"), *flags, "--batch-size", "32"))
+    assert_params_close(tmp_path / "two.pt", tmp_path / "one.pt")
+
+
+def test_a_gradient_changed_after_backward_fails_clearly(tmp_path):
+    result = torchrun(str(tmp_path / "artifacts"), str(tmp_path / "final.pt"), "--modify-grads")
+    assert result.returncode != 0
+    assert "A gradient changed after the backward pass produced it" in result.stderr

@@ -23,7 +23,8 @@ from burnish.train.checkpoint.learning import LearningCheckpointer
 from burnish.train.checkpoint.training_state import TrainingState
 from burnish.train.compile import compiled_forward
 from burnish.train.data_adapter import DataAdapter, data_adapter
-from burnish.train.distributed import DistributedContext, all_reduce_mean
+from burnish.train.distributed import DistributedContext
+from burnish.train.grad_sync import GradientSync
 from burnish.train.metric.base import MetricMetadata
 from burnish.train.metric.store import MetricStore
 from burnish.train.position import Phase, Position
@@ -158,6 +159,11 @@ class _Run:
             is_main=context.is_main,
         )
         self.valid_model: nn.Module = valid(model)  # shares storage: one twin for the run
+        self.grad_sync = (
+            GradientSync(context.world_size, overlap=(options.grads_accumulation or 1) == 1)
+            if context.enabled
+            else None
+        )
 
     def fit(self) -> TrainingResult:
         with self._session():
@@ -201,6 +207,8 @@ class _Run:
             if iteration == 1:
                 check_batch_device(batch, state.model)
             lr = state.lr_scheduler.step()
+            if self.grad_sync is not None:  # the backward pass launches the all-reduces
+                self.grad_sync.prepare(state.model)
             output = self._train_step(batch)
             self._optimize(output, lr)
             state.position.iteration = iteration
@@ -243,8 +251,8 @@ class _Run:
         ready = state.accumulation.add(state.model, grads)
         if ready is None:
             return
-        if self.context.enabled:  # only optimizer steps communicate
-            all_reduce_mean([grad for _, grad in ready.items()], self.context.world_size)
+        if self.grad_sync is not None:  # only optimizer steps communicate
+            ready = self.grad_sync.average(ready)
         state.model = self._step(lr, ready)
 
     def _train_step(self, batch: Any) -> TrainOutput:
@@ -329,6 +337,8 @@ class _Run:
                     context.device,
                 )
             stack.enter_context(options.interrupter.catch_sigint())
+            if self.grad_sync is not None:
+                stack.callback(self.grad_sync.close)
             stack.enter_context(_deterministic(options.deterministic))
             modules = [self.state.model, self.valid_model]
             stack.enter_context(compiled_forward(modules, options.compile))
