@@ -1,13 +1,14 @@
 """A training run for the crash tests, run as a subprocess and killed with SIGKILL.
 
     python tests/train/crash_run.py ARTIFACT_DIR OUT [--workers N] [--kill-at-io N]
-        [--kill-in-valid]
+        [--kill-in-valid] [--precision fp16]
 
 It resumes from the newest complete checkpoint (`resume()`), trains a small dropout MLP on an
 MNIST subset with checkpoints every few iterations, and on success writes the final
 parameters and optimizer state to OUT. `--kill-at-io N` makes the process SIGKILL itself at
 its N-th file-system commit call (fsync, rename, write) — a kill that lands inside a
 checkpoint write for certain. `--kill-in-valid` kills it during the first validation.
+`--precision fp16` trains under mixed precision with loss scaling.
 """
 
 from __future__ import annotations
@@ -100,6 +101,7 @@ def main() -> None:
     parser.add_argument("--count-io", action="store_true", help="print the commit calls made")
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--step-delay", type=float, default=0.0, help="seconds per step")
+    parser.add_argument("--precision", choices=["bf16", "fp16"], help="mixed precision")
     args = parser.parse_args()
     calls = count_io() if args.count_io else None
     if args.kill_at_io:
@@ -111,14 +113,16 @@ def main() -> None:
     torch.set_num_threads(1)
     model = SlowMlp(args.step_delay)
     optim = AdamConfig().init()
-    learner = (
+    configured = (
         builder(args.artifact_dir, epochs=args.epochs, recorder=DefaultRecorder())
         .renderer(CliMetricsRenderer(file=sys.stderr))
         .checkpoint_every(3)
         .deterministic()
         .resume()
-        .build(model, optim, 1e-3)
     )
+    if args.precision:
+        configured = configured.mixed_precision(args.precision)
+    learner = configured.build(model, optim, 1e-3)
     train, valid = loaders(batch_size=32, train_items=960, valid_items=96, workers=args.workers)
     result = learner.fit(train, valid)
     print(f"interrupted={result.interrupted} epochs={result.epochs_completed}", flush=True)

@@ -130,6 +130,28 @@ def test_kill_with_two_workers_then_resume_is_bit_identical(reference, tmp_path)
     assert_same_run(reference_dir, reference_out, tmp_path / "artifacts", tmp_path / "final.pt")
 
 
+@pytest.fixture(scope="module")
+def reference_fp16(tmp_path_factory):
+    """One uninterrupted run under float16 mixed precision (loss scaling)."""
+    directory = tmp_path_factory.mktemp("reference-fp16")
+    out = directory / "final.pt"
+    assert run(directory / "artifacts", out, "--count-io", "--precision", "fp16") == 0
+    io_calls = int(run.last_stdout.split("io-calls")[-1])
+    return directory / "artifacts", out, io_calls
+
+
+def test_sigkill_then_resume_under_fp16_is_bit_identical(reference_fp16, tmp_path):
+    reference_dir, reference_out, io_calls = reference_fp16
+    rng = random.Random(16)
+    kills: list = [["--kill-at-io", str(rng.randint(1, io_calls // 20))] for _ in range(5)]
+    kills.insert(2, rng.uniform(0.02, 0.15))
+    killed = resume_until_done(
+        tmp_path / "artifacts", tmp_path / "final.pt", kills, "--precision", "fp16"
+    )
+    assert_same_run(reference_dir, reference_out, tmp_path / "artifacts", tmp_path / "final.pt")
+    assert killed >= 4, f"only {killed} of {len(kills)} kills landed before the run finished"
+
+
 def start_and_wait_for_training(artifact_dir: Path, out: Path, *flags: str) -> subprocess.Popen:
     """Start the script and return once its renderer says training has begun."""
     command = [sys.executable, str(SCRIPT), str(artifact_dir), str(out), *flags]
