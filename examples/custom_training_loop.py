@@ -2,17 +2,24 @@
 
     python -m examples.custom_training_loop                     # the book's config: 10 epochs
     python -m examples.custom_training_loop --epochs 1 --limit 2000
+    python -m examples.custom_training_loop --precision fp16     # or bf16; default fp32
 
 Each iteration: forward, loss, `bn.backward(loss)` -> `GradientsParams.from_grads` ->
 `optim.step(lr, model, grads)`. Validation runs on `bn.valid(model)` (eval mode, no autograd,
 same parameter storage). Per-iteration lines are printed as in the book, but the losses and
 accuracies stay on the device and are read back in one transfer every `--print-every`
 iterations, so the loop never waits on the device once per step.
+
+`--precision bf16|fp16` runs forward and loss under `torch.autocast`; parameters, gradients and
+optimizer state stay float32. fp16 adds dynamic loss scaling with `GradScaler`: the loss is
+scaled for `bn.backward`, `scaler.step` unscales the returned gradients and skips a step whose
+gradients overflowed, `scaler.update()` adjusts the scale.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from pathlib import Path
 
@@ -23,7 +30,7 @@ from burnish.data.dataloader import DataLoaderBuilder
 from burnish.data.dataset import PartialDataset
 from burnish.data.dataset.vision import MnistDataset
 from burnish.nn.loss import CrossEntropyLoss
-from burnish.optim import AdamConfig, GradientsParams
+from burnish.optim import AdamConfig, GradientsParams, GradScaler
 
 from examples.mnist.data import MnistBatcher
 from examples.mnist.model import ModelConfig
@@ -76,7 +83,24 @@ class LinePrinter:
         return [acc for _, acc in values]
 
 
-def run(config: TrainingConfig, device: torch.device, limit: int | None, every: int) -> float:
+PRECISIONS = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def autocast(device: torch.device, precision: str) -> contextlib.AbstractContextManager:
+    """`torch.autocast` to the half type of `precision` (nothing for fp32)."""
+    dtype = PRECISIONS[precision]
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype=dtype)
+
+
+def run(
+    config: TrainingConfig,
+    device: torch.device,
+    limit: int | None,
+    every: int,
+    precision: str = "fp32",
+) -> float:
     """Train, validating after each epoch; returns the last test accuracy (%)."""
     bn.seed(config.seed)
     model = config.model.init(device)
@@ -91,16 +115,20 @@ def run(config: TrainingConfig, device: torch.device, limit: int | None, every: 
     loader_train = builder.build(train_set).to_device(device)
     loader_test = builder.build(test_set).to_device(device)
     printer = LinePrinter(every)
+    scaler = GradScaler(enabled=precision == "fp16")  # a pass-through unless fp16
     test_accuracy = 0.0
     for epoch in range(1, config.num_epochs + 1):
         for iteration, batch in enumerate(loader_train.iter()):
-            output = model(batch.images)
-            loss = loss_fn(output, batch.targets)
+            with autocast(device, precision):
+                output = model(batch.images).float()  # the loss in float32
+                loss = loss_fn(output, batch.targets)
             printer.add("Train", epoch, iteration, loss, accuracy(output, batch.targets))
-            grads = GradientsParams.from_grads(bn.backward(loss), model)
-            model = optim.step(config.lr, model, grads)
+            grads = GradientsParams.from_grads(bn.backward(scaler.scale(loss)), model)
+            model = scaler.step(optim, config.lr, model, grads)  # unscale; skip on inf/NaN
+            scaler.update()
         printer.flush()
-        test_accuracy = validate(bn.valid(model), loader_test, loss_fn, epoch, printer)
+        with autocast(device, precision):
+            test_accuracy = validate(bn.valid(model), loader_test, loss_fn, epoch, printer)
     return test_accuracy
 
 
@@ -108,7 +136,7 @@ def validate(model_valid, loader, loss_fn, epoch: int, printer: LinePrinter) -> 
     """One pass over the test set; returns the item-weighted accuracy (%)."""
     correct, total = torch.zeros((), device=next(model_valid.parameters()).device), 0
     for iteration, batch in enumerate(loader.iter()):
-        output = model_valid(batch.images)
+        output = model_valid(batch.images).float()
         loss = loss_fn(output, batch.targets)
         printer.add("Valid", epoch, iteration, loss, accuracy(output, batch.targets))
         correct += (output.argmax(dim=1) == batch.targets).sum()
@@ -129,10 +157,13 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--workers", type=int, default=4, help="data loader workers")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--print-every", type=int, default=50, help="lines per device read")
+    parser.add_argument(
+        "--precision", choices=list(PRECISIONS), default="fp32", help="mixed precision"
+    )
     args = parser.parse_args(argv)
     config = TrainingConfig(ModelConfig(num_classes=10, hidden_size=1024), AdamConfig())
     config = config.with_num_epochs(args.epochs).with_num_workers(args.workers)
-    return run(config, bn.device(args.device), args.limit, args.print_every)
+    return run(config, bn.device(args.device), args.limit, args.print_every, args.precision)
 
 
 if __name__ == "__main__":

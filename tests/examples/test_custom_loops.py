@@ -21,6 +21,16 @@ def test_custom_training_loop_prints_burn_lines_and_learns(capsys):
     assert "[Valid - Epoch 2] Test accuracy" in out and 0.0 <= accuracy <= 100.0
 
 
+def test_custom_training_loop_under_fp16_with_loss_scaling_learns(capsys):
+    short = ["--epochs", "2", "--limit", "384", "--workers", "0", "--print-every", "4"]
+    accuracy = custom_training_loop.main([*short, "--precision", "fp16"])
+    out = capsys.readouterr().out
+    losses = re.findall(r"\[Train - Epoch \d - Iteration \d+\] Loss ([\d.]+) \|", out)
+    assert len(losses) == 2 * 6
+    assert float(losses[-1]) < float(losses[0])  # it learns
+    assert accuracy > 30.0  # well above chance (10 %)
+
+
 def test_multiple_optimizers_example(capsys):
     accuracy = multiple_optimizers.main(["--limit", "640", "--two-optimizers"])
     out = capsys.readouterr().out
