@@ -3,12 +3,13 @@
 
     python tests/train/distributed_run.py ARTIFACT_DIR OUT [--epochs N] [--batch-size B]
         [--resume-epoch E] [--custom-loop] [--crash-at I] [--kill-at I]
-        [--checkpoint-every K] [--accumulate N] [--unused] [--modify-grads]
+        [--checkpoint-every K] [--accumulate N] [--unused] [--modify-grads] [--fsdp] [--adam]
 
 Rank 0 writes the final parameters to OUT. `--crash-at` makes rank 1 raise at its I-th step;
 `--kill-at` makes rank 0 SIGKILL itself at its I-th step (resumed with `resume()`).
 `--unused` trains a model with a parameter no step uses and one only some batches use, in
 1 KB gradient buckets; `--modify-grads` changes a gradient in place inside `train_step`.
+`--fsdp` shards the model with `strategy("fsdp")`; `--adam` trains with Adam instead of SGD.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ import torch.distributed as dist  # noqa: E402
 
 import burnish as bn  # noqa: E402
 import burnish.train.grad_sync as grad_sync  # noqa: E402
-from burnish.optim import GradientsParams, SgdConfig, WeightDecayConfig  # noqa: E402
+from burnish.optim import AdamConfig, GradientsParams, SgdConfig, WeightDecayConfig  # noqa: E402
 from burnish.record import DefaultRecorder  # noqa: E402
 from burnish.train import TrainOutput  # noqa: E402
+from burnish.train.fsdp import full_record  # noqa: E402
 from burnish.train.renderer import CliMetricsRenderer  # noqa: E402
 
 from tests.train.helpers import Mlp, builder, loaders  # noqa: E402
@@ -89,6 +91,8 @@ def learner_run(args) -> torch.nn.Module:
         optim = SgdConfig(weight_decay=WeightDecayConfig(0.1)).init()  # moves any stepped param
     if args.modify_grads:
         model = ModifyingMlp()
+    if args.adam:
+        optim = AdamConfig().init()
     b = builder(args.artifact_dir, epochs=args.epochs, recorder=DefaultRecorder()).renderer(
         CliMetricsRenderer(file=sys.stderr)
     )
@@ -98,6 +102,8 @@ def learner_run(args) -> torch.nn.Module:
         b = b.checkpoint_every(args.checkpoint_every).resume()
     if args.accumulate:
         b = b.grads_accumulation(args.accumulate)
+    if args.fsdp:
+        b = b.strategy("fsdp")
     learner = b.build(model, optim, 0.1)
     train, valid = loaders(batch_size=args.batch_size, train_items=256, valid_items=64)
     return learner.fit(train, valid).model
@@ -134,11 +140,16 @@ def main() -> None:
     parser.add_argument("--accumulate", type=int, default=0)
     parser.add_argument("--unused", action="store_true")
     parser.add_argument("--modify-grads", action="store_true")
+    parser.add_argument("--fsdp", action="store_true")
+    parser.add_argument("--adam", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(1)
     model = custom_loop(args) if args.custom_loop else learner_run(args)
+    state = model.state_dict()
+    if args.fsdp and dist.is_initialized():
+        state = full_record(model)  # every rank takes part; rank 0 gets the whole model
     if int(os.environ.get("RANK", "0")) == 0:
-        torch.save(model.state_dict(), args.out)
+        torch.save(state, args.out)
 
 
 if __name__ == "__main__":

@@ -146,3 +146,37 @@ def test_a_gradient_changed_after_backward_fails_clearly(tmp_path):
     result = torchrun(str(tmp_path / "artifacts"), str(tmp_path / "final.pt"), "--modify-grads")
     assert result.returncode != 0
     assert "A gradient changed after the backward pass produced it" in result.stderr
+
+
+def test_fsdp_two_ranks_equal_one_process_on_the_concatenated_batches(one_process, tmp_path):
+    check(torchrun(str(tmp_path / "artifacts"), str(tmp_path / "final.pt"), "--fsdp"))
+    assert_params_close(tmp_path / "final.pt", one_process / "final.pt", atol=1e-5)
+    for epoch in (1, 2):  # metrics too
+        relative = f"artifacts/valid/epoch-{epoch}/Accuracy.log"
+        assert (tmp_path / relative).read_text() == (one_process / relative).read_text()
+
+
+def test_fsdp_sigkill_mid_epoch_then_resume_is_bit_identical(tmp_path):
+    """Sharded Adam: checkpoints gather the shards of parameters and moments on rank 0; the
+    resumed run cuts them back into shards and continues exactly."""
+    flags = ("--fsdp", "--adam")
+    straight = tmp_path / "straight"
+    check(torchrun(str(straight / "artifacts"), str(straight / "final.pt"), *flags))
+    resumed = tmp_path / "resumed"
+    every = ("--checkpoint-every", "3")
+    killed = torchrun(
+        str(resumed / "artifacts"), str(resumed / "final.pt"), *flags, *every, "--kill-at", "13"
+    )
+    assert killed.returncode != 0 and not (resumed / "final.pt").exists()
+    names = [p.name for p in (resumed / "artifacts" / "checkpoint").iterdir()]
+    assert "epoch-2-iteration-3" in names, names
+    check(torchrun(str(resumed / "artifacts"), str(resumed / "final.pt"), *flags, *every))
+    assert_params_close(resumed / "final.pt", straight / "final.pt", atol=0)
+    for split in ("train", "valid"):
+        for epoch in (1, 2):
+            relative = f"artifacts/{split}/epoch-{epoch}/Loss.log"
+            assert (resumed / relative).read_bytes() == (straight / relative).read_bytes()
+    # The sharded run's epoch checkpoint holds the whole model: it resumes in one process.
+    one = ("--adam", "--resume-epoch", "1", "--batch-size", "32")
+    check(single(str(straight / "artifacts"), str(tmp_path / "one.pt"), *one))
+    assert_params_close(tmp_path / "one.pt", straight / "final.pt", atol=1e-4)

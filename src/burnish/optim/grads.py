@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from itertools import compress
+from itertools import compress, repeat
 from operator import attrgetter, is_not
 
 import torch
@@ -200,12 +200,20 @@ def _distributed() -> bool:
 
 
 def _backward_restoring_grad(loss: Tensor, inputs: list[Tensor], seed) -> list[Tensor | None]:
-    """`loss.backward(inputs=...)` (so DDP's hooks run), then put every `.grad` back."""
+    """`loss.backward(inputs=...)` (so DDP's hooks run), then put every `.grad` back.
+
+    FSDP's sharded parameters are not in the graph (its hooks reduce-scatter the gradients of
+    the gathered parameters into their `.grad`), so for them the backward pass reaches every
+    leaf.
+    """
+    from torch.distributed.tensor import DTensor
+
     stale = [t.grad for t in inputs]
     for tensor in inputs:
         tensor.grad = None
     try:
-        torch.autograd.backward(loss, grad_tensors=seed, inputs=inputs)
+        sharded = any(map(isinstance, inputs, repeat(DTensor)))
+        torch.autograd.backward(loss, grad_tensors=seed, inputs=None if sharded else inputs)
         return [t.grad for t in inputs]
     finally:
         for tensor, old in zip(inputs, stale):

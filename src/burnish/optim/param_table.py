@@ -33,7 +33,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-__all__ = ["ParamTable", "param_table", "unwrap"]
+__all__ = ["ParamTable", "invalidate_tables", "param_table", "unwrap"]
 
 _PARAMETERS = attrgetter("_parameters")
 _MODULES = attrgetter("_modules")
@@ -108,6 +108,12 @@ def param_table(module: nn.Module) -> ParamTable:
     if table is None or not _unchanged(module, table):
         table = _TABLES[module] = _build(module)
     return table
+
+
+def invalidate_tables() -> None:
+    """Forget every cached table: for code that replaces parameters without registering
+    them (FSDP's `fully_shard` writes its sharded parameters into `_parameters`)."""
+    _Registrations.count += 1
 
 
 def _unchanged(module: nn.Module, table: ParamTable) -> bool:

@@ -15,7 +15,7 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -71,6 +71,8 @@ class LearnerBuilder:
         self._deterministic = False
         self._compile: dict[str, Any] | None = None
         self._mixed_precision: torch.dtype | None = None
+        self._strategy_name = "ddp"
+        self._shard_policy: Callable[[nn.Module], bool] | None = None
 
     # -- metrics ---------------------------------------------------------------------------
 
@@ -187,6 +189,37 @@ class LearnerBuilder:
         self._mixed_precision = parse_precision(precision)
         return self
 
+    def strategy(
+        self, name: str, *, shard_policy: Callable[[nn.Module], bool] | None = None
+    ) -> LearnerBuilder:
+        """How the model is spread over the ranks under torchrun (alone, it trains as is).
+
+        `"ddp"` (the default): every rank holds the whole model; gradients are averaged in
+        buckets launched during the backward pass. `"fsdp"`: PyTorch's FSDP2 shards every
+        parameter, gradient and optimizer state over the ranks (`fully_shard` on each unit the
+        policy picks, then on the model); checkpoints still hold the whole model, gathered on
+        rank 0. See docs/distributed.md.
+
+        Args:
+            name: `"ddp"` or `"fsdp"`.
+            shard_policy: with `"fsdp"`, `policy(submodule) -> bool` picks the submodules
+                sharded as units (e.g. `lambda m: isinstance(m, Block)`); default: each
+                direct child module that has parameters.
+
+        Raises:
+            ValueError: for another name, or a policy with `"ddp"`.
+        """
+        if name not in ("ddp", "fsdp"):
+            raise ValueError(f"`strategy` must be 'ddp' or 'fsdp'. Received: strategy={name!r}.")
+        if shard_policy is not None and name != "fsdp":
+            raise ValueError(
+                "`shard_policy` picks FSDP units, so it needs strategy('fsdp'). Received: "
+                f"strategy={name!r} with a shard_policy."
+            )
+        self._strategy_name = name
+        self._shard_policy = shard_policy
+        return self
+
     # -- checkpoints -----------------------------------------------------------------------
 
     def with_file_checkpointer(self, recorder: FileRecorder) -> LearnerBuilder:
@@ -285,6 +318,12 @@ class LearnerBuilder:
                 "`checkpoint(...)`, `resume()` and `checkpoint_every(...)` need checkpoints: "
                 "add `.with_file_checkpointer(recorder)` to the builder."
             )
+        if self._strategy_name == "fsdp" and self._mixed_precision == torch.float16:
+            raise ValueError(
+                "strategy('fsdp') trains in float32 or bfloat16: float16 needs a loss scaler "
+                "whose inf/NaN check spans every rank's shard of the gradients. Received: "
+                "mixed_precision='fp16'. Use mixed_precision('bf16')."
+            )
         strategy = self._strategy or default_checkpointing_strategy()
         self._check_strategy_metrics(strategy, checkpointer is not None)
         return LearnerOptions(
@@ -306,6 +345,8 @@ class LearnerBuilder:
             deterministic=self._deterministic,
             compile=self._compile,
             mixed_precision=self._mixed_precision,
+            strategy=self._strategy_name,
+            shard_policy=self._shard_policy,
         )
 
     def _installer(self) -> ApplicationLoggerInstaller | None:

@@ -24,6 +24,7 @@ from burnish.train.checkpoint.training_state import TrainingState
 from burnish.train.compile import compiled_forward
 from burnish.train.data_adapter import DataAdapter, data_adapter
 from burnish.train.distributed import DistributedContext
+from burnish.train.fsdp import shard_model
 from burnish.train.grad_sync import GradientSync
 from burnish.train.metric.base import MetricMetadata
 from burnish.train.metric.store import MetricStore
@@ -133,6 +134,9 @@ class _Run:
         if context.device is not None:
             model.to(context.device)
         context.broadcast_module(model)
+        self.sharded = options.strategy == "fsdp" and context.enabled
+        if self.sharded:  # after the broadcast: every rank shards the same parameters
+            model = shard_model(model, options.shard_policy, options.mixed_precision)
         loggers, self.renderer = self._outputs()
         self.processor = MetricsProcessor(
             [SplitMetrics(s, list(options.metrics[s]), loggers[s]) for s in TRAINING_SPLITS],
@@ -150,6 +154,7 @@ class _Run:
             accumulation=Accumulation(options.grads_accumulation),
             early_stopping=options.early_stopping,
             world_size=context.world_size,
+            sharded=self.sharded,
             scaler=self.precision.scaler if self.precision is not None else None,
         )
         self.checkpointer = LearningCheckpointer(
@@ -158,10 +163,12 @@ class _Run:
             options.resume_from,
             is_main=context.is_main,
         )
-        self.valid_model: nn.Module = valid(model)  # shares storage: one twin for the run
+        # The inference twin shares storage: one for the run. FSDP's hooks belong to the
+        # sharded model itself, so under FSDP validation runs on it, in eval mode.
+        self.valid_model: nn.Module = model if self.sharded else valid(model)
         self.grad_sync = (
             GradientSync(context.world_size, overlap=(options.grads_accumulation or 1) == 1)
-            if context.enabled
+            if context.enabled and not self.sharded  # FSDP reduce-scatters in backward
             else None
         )
 
@@ -226,6 +233,8 @@ class _Run:
         """Run validation on `model.valid()`; False if interrupted (the epoch is redone)."""
         state, loader = self.state, self.state.loaders[Split.VALID]
         state.start_epoch(Split.VALID)
+        if self.sharded:
+            state.model.eval()
         logger = self.processor.splits[Split.VALID].logger
         start = logger.positions(epoch)
         model: ValidStep = self.valid_model  # type: ignore[assignment]  # checked at fit

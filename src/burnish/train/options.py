@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
+from torch import nn
 
 from burnish.train.checkpoint.resume import ResumeFrom
 from burnish.train.interrupter import Interrupter
@@ -50,6 +51,10 @@ class LearnerOptions:
         deterministic: use torch's deterministic algorithms during `fit`.
         compile: `torch.compile` options for the model's forward, None: eager.
         mixed_precision: the half type the steps run in under autocast, None: float32.
+        strategy: how the model is spread over several ranks: `"ddp"` (replicated, gradients
+            averaged) or `"fsdp"` (sharded with FSDP2).
+        shard_policy: under `"fsdp"`, which submodules are sharded as units (None: each
+            direct child module with parameters).
     """
 
     artifact_dir: Path
@@ -70,3 +75,5 @@ class LearnerOptions:
     deterministic: bool = False
     compile: Mapping[str, Any] | None = None
     mixed_precision: torch.dtype | None = None
+    strategy: str = "ddp"
+    shard_policy: Callable[[nn.Module], bool] | None = None

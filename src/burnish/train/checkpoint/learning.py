@@ -78,10 +78,11 @@ class LearningCheckpointer:
         if self.checkpointer is None:
             return
         state.processor.flush(state.position.epoch)  # a collective with several ranks
+        records = self._records(state) if state.sharded else None  # gathered by every rank
         if not self.is_main:
             return
         point = CheckpointId(state.position.epoch, state.position.iteration)
-        self.checkpointer.save(point, self._records(state))
+        self.checkpointer.save(point, records if records is not None else self._records(state))
         for older in self.checkpointer.committed():
             if older.iteration is not None and older.sort_key() < point.sort_key():
                 self.checkpointer.delete(older)
@@ -92,10 +93,14 @@ class LearningCheckpointer:
             return
         actions = self.strategy.checkpointing(epoch, store)
         state.processor.flush(state.position.epoch)
+        saving = any(action.is_save for action in actions)
+        records = self._records(state) if saving and state.sharded else None  # every rank
         if not self.is_main:
             return
-        if any(action.is_save for action in actions):  # save first: never zero checkpoints
-            self.checkpointer.save(CheckpointId(epoch), self._records(state))
+        if saving:  # save first: never zero checkpoints
+            if records is None:
+                records = self._records(state)
+            self.checkpointer.save(CheckpointId(epoch), records)
         for action in actions:
             if action.is_delete and action.epoch is not None:
                 self.checkpointer.delete(CheckpointId(action.epoch))

@@ -42,6 +42,8 @@ class TrainingState:
         early_stopping: the early-stopping strategy, if any.
         world_size: how many ranks train together.
         scaler: the float16 loss scaler, if any.
+        sharded: whether the model is sharded with FSDP: records are then gathered whole
+            (every rank takes part) and cut back into shards when loaded.
         position: where the loop is.
         epoch_start: each split's loader record at the start of its current epoch.
     """
@@ -55,6 +57,7 @@ class TrainingState:
     early_stopping: EarlyStoppingStrategy | None = None
     world_size: int = 1
     scaler: GradScaler | None = None
+    sharded: bool = False
     position: Position = dataclasses.field(default_factory=Position)
     epoch_start: dict[Split, Any] = dataclasses.field(default_factory=dict)
 
@@ -65,17 +68,27 @@ class TrainingState:
     def to_records(self) -> dict[str, Any]:
         """The checkpoint's files: `model`, `optim`, `scheduler` and `learner` records.
 
-        Pending metric entries must have been written first (`processor.flush`).
+        Pending metric entries must have been written first (`processor.flush`). When
+        `sharded`, every rank must call it (ranks other than 0 get None for the tensors).
         """
-        return {
+        records = {
             "model": into_record(self.model),
             "optim": self.optim.to_record(),
             "scheduler": self.lr_scheduler.to_record(),
             "learner": self._loop_record(),
         }
+        if self.sharded:
+            from burnish.train.fsdp import gather_records
+
+            records = gather_records(records)
+        return records
 
     def load_records(self, records: dict[str, Any]) -> None:
         """Continue exactly from `to_records()` (the model keeps its device)."""
+        if self.sharded:
+            from burnish.train.fsdp import shard_records
+
+            records = shard_records(records, self.model)
         device = next((p.device for p in self.model.parameters()), None)
         load_record(self.model, records["model"])
         if device is not None:
