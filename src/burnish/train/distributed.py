@@ -5,10 +5,10 @@ reads torchrun's environment, joins the process group (NCCL for CUDA, Gloo for C
 timeout, and gives each rank its device. The learner then:
 
 - shards every epoch of burnish data loaders across ranks (`DataLoader.shard`, seeded);
-- averages the gradients a `train_step` returns over the ranks before each optimizer step, in a
-  few flat buckets (Burn's DDP all-reduces the gradients the backward pass returns; torch's
-  `DistributedDataParallel` reducer cannot, because `train_step` runs backward inside the step);
-  accumulated iterations do not communicate, only the optimizer step does;
+- averages the gradients a `train_step` returns over the ranks, in flat buckets all-reduced
+  while the backward pass runs (`grad_sync.py`; Burn's DDP all-reduces the gradients the
+  backward pass returns), or shards the model with FSDP2 (`fsdp.py`); accumulated iterations
+  do not communicate, only the optimizer step does;
 - sums every metric entry over the ranks, so logged values equal one process over the same items;
 - writes logs and checkpoints and draws the dashboard on rank 0 only.
 
