@@ -233,6 +233,21 @@ def test_frozen_parameter_is_not_stepped_and_unfrozen_it_is_again():
     assert not torch.equal(model.first.weight.detach(), before)
 
 
+def test_submodule_swapped_between_gradients_and_step():
+    """The step applies gradients only to the module's parameters at the time of the step."""
+    model = Net()
+    _step(model)
+    grads = GradientsParams.from_grads(bn.backward(_loss(model)), model)
+    old = model.first
+    before = old.weight.detach().clone()
+    model.first = nn.Linear(3, 4, dtype=F64)
+    fresh = model.first.weight.detach().clone()
+    SgdConfig().init().step(LR, model, grads)
+    assert sorted(grads.ids()) == ["first.bias", "first.weight"]  # the old first's, left
+    assert torch.equal(old.weight.detach(), before)
+    assert torch.equal(model.first.weight.detach(), fresh)
+
+
 def test_table_of_a_submodule_and_of_the_whole_model_agree():
     """Gradients taken from a submodule step the whole model under the model's names."""
     model = Net()

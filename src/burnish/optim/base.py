@@ -18,7 +18,6 @@ from torch import Tensor, nn
 
 from burnish.errors import RecordError
 from burnish.optim.clipping import GradientClippingConfig
-from burnish.optim.param_table import param_table
 from burnish.optim.params import GradientsParams
 
 __all__ = ["Optimizer"]
@@ -65,7 +64,7 @@ class Optimizer(ABC):
                 "`grads` must be a GradientsParams (GradientsParams.from_grads(grads, model)). "
                 f"Received: {type(grads).__name__}."
             )
-        names, params, grad_list = grads._take_table(param_table(model))
+        names, params, grad_list = grads._take_for(model)
         if not params:
             return model
         with torch.no_grad():

@@ -36,7 +36,7 @@ class GradientsAccumulator:
 
         The running sum is updated in place (`sum += new`), as `.grad` accumulation does.
         """
-        names, params, news = grads._take_table(param_table(module))
+        names, params, news = grads._take_for(module)
         sums = list(map(self._grads._entries.get, map(id, params)))
         if not any(map(_is_not_none, sums)):
             self._grads._extend(names, params, news)

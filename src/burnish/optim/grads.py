@@ -93,28 +93,36 @@ class Gradients:
         self._grads.update(zip(keys, compress(values, present)))
         self._tensors.update(zip(keys, tensors))
 
-    def _take_all(self, params: Sequence[Tensor]) -> list[Tensor | None]:
+    def _take_all(
+        self, params: Sequence[Tensor], strides: list[tuple[int, ...]]
+    ) -> list[Tensor | None]:
         """The gradients of `params` in order (None where absent); empties this container.
 
         Pending, the backward pass runs for exactly the `params` that require gradients.
+        `strides` are the parameters' strides, the layout their gradients get.
         """
         if self._loss is None:
             values = list(map(self._grads.get, map(id, params)))
         else:
-            values = self._compute_for(params)
+            values = self._compute_for(params, strides)
         self._grads.clear()
         self._tensors.clear()
         return values
 
-    def _compute_for(self, params: Sequence[Tensor]) -> list[Tensor | None]:
+    def _compute_for(
+        self, params: Sequence[Tensor], strides: list[tuple[int, ...]]
+    ) -> list[Tensor | None]:
         loss, self._loss = self._loss, None
-        mask = list(map(_REQUIRES_GRAD, params))
-        if all(mask):
-            return _owned(params, _compute(loss, params))
+        try:  # autograd checks that every input requires grad before running anything
+            return _owned(params, _compute(loss, params), strides)
+        except RuntimeError:
+            mask = list(map(_REQUIRES_GRAD, params))
+            if all(mask):
+                raise
         inputs = list(compress(params, mask))
         if not inputs:
             return [None] * len(params)
-        values = iter(_owned(inputs, _compute(loss, inputs)))
+        values = iter(_owned(inputs, _compute(loss, inputs), list(compress(strides, mask))))
         return [next(values) if wanted else None for wanted in mask]
 
 
@@ -224,23 +232,27 @@ def _requiring_grad(params: Sequence[Tensor]) -> list[Tensor]:
     return list(compress(params, map(_REQUIRES_GRAD, params)))
 
 
-def _owned(tensors: Sequence[Tensor], values: Iterable[Tensor | None]) -> list[Tensor | None]:
-    """Gradients safe to update in place: own storage, same strides as their tensors.
+def _owned(
+    tensors: Sequence[Tensor],
+    values: Iterable[Tensor | None],
+    strides: list[tuple[int, ...]] | None = None,
+) -> list[Tensor | None]:
+    """Gradients safe to update in place: own storage, the strides of their tensors.
 
     Autograd may hand back expanded views or one tensor shared by two inputs; optimizers and
     clipping write into gradients, so those (rare) cases are copied, as AccumulateGrad does.
-    The common case (no such gradient) is checked with C-level `map` calls only.
+    The common case (no such gradient) is checked with C-level `map` calls only. `strides`
+    (default: read from `tensors`) are the layouts expected; a gradient that differs is
+    copied into its tensor's current layout.
     """
     values = list(values)
+    if strides is None:
+        strides = list(map(_STRIDE, tensors))
     present = list(map(_is_not_none, values))
-    if all(present):
-        found, grads = tensors, values
-    else:
-        found, grads = list(compress(tensors, present)), list(compress(values, present))
+    grads = values if all(present) else list(compress(values, present))
+    expected = strides if len(grads) == len(values) else list(compress(strides, present))
     pointers = list(map(_DATA_PTR, grads))
-    if len(set(pointers)) == len(pointers) and list(map(_STRIDE, grads)) == list(
-        map(_STRIDE, found)
-    ):
+    if len(set(pointers)) == len(pointers) and list(map(_STRIDE, grads)) == expected:
         return values
     seen: set[int] = set()
     return [None if v is None else _own(t, v, seen) for t, v in zip(tensors, values)]

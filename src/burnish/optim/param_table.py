@@ -9,17 +9,17 @@ module object, reusing it while the tree keeps its parameters and submodules:
   `add_module`, `load_state_dict(assign=True)`, ...) bumps a counter, through torch's
   global registration hooks, which invalidates every table;
 * removals (`del module.x`, `Sequential.pop`, ...) and container inserts are seen by
-  comparing the size of every submodule's `_parameters` and `_modules` dict, and the
-  children of every module that had children, with C-level `map` calls (no Python frame
-  per submodule or parameter).
+  comparing the size of every submodule's `_parameters` dict and the children of every
+  module that had children (a module without children gains one only by a registration),
+  with C-level `map` calls (no Python frame per submodule or parameter).
 
 Changes that keep the same `Parameter` objects need nothing: `model.to(device)` and
 `load_state_dict` replace or copy into their data in place (under
 `torch.__future__.set_overwrite_module_params_on_conversion(True)`, `to()` makes new
 parameters, so tables are not reused then). A copy of the module (`fork`,
 `copy.deepcopy`, `valid`) is another object, with its own table. Writing into a module's
-private `_parameters` dict directly, replacing a parameter without a registration, is not
-seen.
+private `_parameters` dict directly, replacing a parameter without a registration, or
+replacing that dict, is not seen: call `invalidate_tables()` after doing so.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-__all__ = ["ParamTable", "invalidate_tables", "param_table", "unwrap"]
+__all__ = ["ParamTable", "current", "invalidate_tables", "param_table", "unwrap"]
 
 _PARAMETERS = attrgetter("_parameters")
 _MODULES = attrgetter("_modules")
@@ -74,6 +74,7 @@ class ParamTable:
         names: qualified names relative to the module (`"linear1.bias"`).
         params: the parameter tensors.
         keys: `id()` of each parameter, the key gradients are stored under.
+        strides: each parameter's strides when the table was made.
         by_name: name -> parameter.
         name_of: `id(parameter)` -> name.
     """
@@ -81,14 +82,15 @@ class ParamTable:
     names: tuple[str, ...]
     params: tuple[Tensor, ...]
     keys: tuple[int, ...]
+    strides: list[tuple[int, ...]]
     by_name: dict[str, Tensor]
     name_of: dict[int, str]
-    # What `_unchanged` compares: every submodule but the root (held, so that their ids
-    # are not reused while cached; the root is the cache's weak key), those of them that
-    # have children, the registration count, and the layout.
-    submodules: tuple[nn.Module, ...]
-    parents: tuple[nn.Module, ...]
+    # What `_unchanged` compares: the registration count, the `_parameters` dicts of the
+    # tree, the submodules that have children (held, so that their ids are not reused while
+    # cached; the root is the cache's weak key, never held), and the layout.
     registrations: int
+    parameter_dicts: tuple[dict[str, Any], ...]
+    parents: tuple[nn.Module, ...]
     layout: tuple[list[int], list[int]]
 
 
@@ -110,6 +112,12 @@ def param_table(module: nn.Module) -> ParamTable:
     return table
 
 
+def current(module: nn.Module, table: ParamTable) -> bool:
+    """Whether `table` is the cached table of `module` and no registration happened since
+    it was last checked: what `optim.step` trusts right after `from_grads` checked it."""
+    return table.registrations == _Registrations.count and _TABLES.get(unwrap(module)) is table
+
+
 def invalidate_tables() -> None:
     """Forget every cached table: for code that replaces parameters without registering
     them (FSDP's `fully_shard` writes its sharded parameters into `_parameters`)."""
@@ -120,7 +128,7 @@ def _unchanged(module: nn.Module, table: ParamTable) -> bool:
     return (
         table.registrations == _Registrations.count
         and not torch.__future__.get_overwrite_module_params_on_conversion()
-        and table.layout == _layout(module, table.submodules, table.parents)
+        and table.layout == _layout(module, table.parameter_dicts, table.parents)
     )
 
 
@@ -131,27 +139,28 @@ def _build(module: nn.Module) -> ParamTable:
     names = tuple(name for name, _ in named)
     params = tuple(param for _, param in named)
     keys = tuple(map(id, params))
-    submodules = tuple(m for _, m in module.named_modules() if m is not module)
-    parents = tuple(m for m in submodules if m._modules)
+    modules = [m for _, m in module.named_modules()]
+    parameter_dicts = tuple(map(_PARAMETERS, modules))
+    parents = tuple(m for m in modules[1:] if m._modules)
     return ParamTable(
         names=names,
         params=params,
         keys=keys,
+        strides=list(map(Tensor.stride, params)),
         by_name=dict(named),
         name_of=dict(zip(keys, names)),
-        submodules=submodules,
-        parents=parents,
         registrations=registrations,
-        layout=_layout(module, submodules, parents),
+        parameter_dicts=parameter_dicts,
+        parents=parents,
+        layout=_layout(module, parameter_dicts, parents),
     )
 
 
 def _layout(
-    module: nn.Module, submodules: tuple[nn.Module, ...], parents: tuple[nn.Module, ...]
+    module: nn.Module, parameter_dicts: tuple[dict[str, Any], ...], parents: tuple[nn.Module, ...]
 ) -> tuple[list[int], list[int]]:
-    """The size of every `_parameters` and `_modules` dict of the tree, and the ids of the
-    children of `module` and of `parents`."""
-    modules = (module, *submodules)
-    sizes = [*map(len, map(_PARAMETERS, modules)), *map(len, map(_MODULES, modules))]
+    """The size of every `_parameters` dict, and the ids of the children of `module` and of
+    `parents`."""
+    sizes = list(map(len, parameter_dicts))
     children = map(id, chain.from_iterable(map(_VALUES, map(_MODULES, (module, *parents)))))
     return sizes, list(children)

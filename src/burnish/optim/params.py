@@ -17,7 +17,7 @@ import torch
 from torch import Tensor, nn
 
 from burnish.optim.grads import Gradients
-from burnish.optim.param_table import ParamTable, param_table, unwrap
+from burnish.optim.param_table import ParamTable, current, param_table, unwrap
 
 __all__ = ["GradientsParams", "ParamId", "unwrap"]
 
@@ -34,13 +34,27 @@ class GradientsParams:
         >>> len(grads), grads.get("linear1.bias") is grads.get(model.linear1.bias)
     """
 
-    __slots__ = ("_entries", "_names")
+    __slots__ = ("_dense", "_dict", "_names")
 
     def __init__(self) -> None:
-        # id(param) -> (name, param, grad), in parameter order.
-        self._entries: dict[int, tuple[str, Tensor, Tensor]] = {}
+        # id(param) -> (name, param, grad), in parameter order; read through `_entries`.
+        self._dict: dict[int, tuple[str, Tensor, Tensor]] = {}
+        # As `from_grads` made them: a module's table and the gradient of each of its
+        # parameters (None: no gradient). Turned into `_dict` on the first other use.
+        self._dense: tuple[ParamTable, list[Tensor | None]] | None = None
         # name -> id(param) for string lookups; built on the first one (None: not built).
         self._names: dict[str, int] | None = None
+
+    @property
+    def _entries(self) -> dict[int, tuple[str, Tensor, Tensor]]:
+        if self._dense is not None:
+            table, values = self._dense
+            self._dense = None
+            entries = zip(table.keys, zip(table.names, table.params, values))
+            if not all(map(_is_not_none, values)):
+                entries = compress(entries, map(_is_not_none, values))
+            self._dict = dict(entries)
+        return self._dict
 
     # -- construction ----------------------------------------------------------------------
 
@@ -53,7 +67,9 @@ class GradientsParams:
         """
         _check_grads(grads)
         table = param_table(module)
-        return cls._of(table, grads._take_all(table.params))
+        result = cls()
+        result._dense = (table, grads._take_all(table.params, table.strides))
+        return result
 
     @classmethod
     def from_module(cls, grads: Gradients, module: nn.Module) -> GradientsParams:
@@ -90,16 +106,6 @@ class GradientsParams:
                 )
             wanted.append((name, table.by_name[name]))
         return cls._collect(grads, wanted)
-
-    @classmethod
-    def _of(cls, table: ParamTable, values: list[Tensor | None]) -> GradientsParams:
-        """The gradients `values` of `table.params` (None: no gradient), in table order."""
-        entries = zip(table.keys, zip(table.names, table.params, values))
-        if not all(map(_is_not_none, values)):
-            entries = compress(entries, map(_is_not_none, values))
-        result = cls()
-        result._entries = dict(entries)
-        return result
 
     @classmethod
     def _collect(cls, grads: Gradients, named: Iterator[tuple[str, Tensor]]) -> GradientsParams:
@@ -165,19 +171,35 @@ class GradientsParams:
     def __repr__(self) -> str:
         return f"GradientsParams({self.ids()})"
 
-    def _take_table(self, table: ParamTable) -> tuple[list[str], list[Tensor], list[Tensor]]:
-        """Pop the gradients of `table`'s parameters: names (from `table`), params, grads."""
-        taken = list(map(self._entries.pop, table.keys, repeat(None)))
-        self._names = None
-        present = list(map(_is_not_none, taken))
-        grads = list(map(_GRAD, compress(taken, present)))
-        if len(grads) == len(taken):
+    def _take_for(self, module: nn.Module) -> tuple[list[str], list[Tensor], list[Tensor]]:
+        """Pop the gradients of `module`'s parameters: names (relative to it), params, grads.
+
+        Gradients that `from_grads` just took from `module` are used as they are: its table
+        was checked then, and is trusted unless a registration happened since.
+        """
+        dense = self._dense
+        if dense is not None and current(module, dense[0]):
+            table, values = dense
+            self._dense = None
+            present = list(map(_is_not_none, values))
+            grads = values if all(present) else list(compress(values, present))
+        else:
+            table = param_table(module)
+            taken = list(map(self._entries.pop, table.keys, repeat(None)))
+            self._names = None
+            present = list(map(_is_not_none, taken))
+            grads = list(map(_GRAD, compress(taken, present)))
+        if len(grads) == len(present):
             return list(table.names), list(table.params), grads
         names = list(compress(table.names, present))
         return names, list(compress(table.params, present)), grads
 
     def _extend(self, names: list[str], params: list[Tensor], grads: list[Tensor]) -> None:
         """Register the gradients of parameters that have none yet, in order."""
+        if not self._entries:
+            self._dict = dict(zip(map(id, params), zip(names, params, grads)))
+            self._names = None
+            return
         self._entries.update(zip(map(id, params), zip(names, params, grads)))
         self._names = None
 
