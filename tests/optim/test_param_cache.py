@@ -346,3 +346,49 @@ def test_accumulation_walks_the_module_tree_only_once(walks):
     for _ in range(10):
         iteration()
     assert walks == {"named_modules": 0, "named_parameters": 0}
+
+
+class _Regression(Net):
+    """`Net` with the Learner's `train_step` / `valid_step`."""
+
+    def train_step(self, batch):
+        from burnish.train import RegressionOutput, TrainOutput
+
+        output = self(batch[0])
+        item = RegressionOutput(((output - batch[1]) ** 2).mean(), output, batch[1])
+        return TrainOutput(self, bn.backward(item.loss), item)
+
+    def valid_step(self, batch):
+        from burnish.train import RegressionOutput
+
+        output = self(batch[0])
+        return RegressionOutput(((output - batch[1]) ** 2).mean(), output, batch[1])
+
+
+def _fit_walks(walks, tmp_path, iterations: int) -> int:
+    from burnish.train import LearnerBuilder
+    from burnish.train.metric import LossMetric
+    from burnish.train.renderer import NullRenderer
+
+    gen = torch.Generator().manual_seed(0)
+    batches = [
+        (torch.randn(4, 3, generator=gen, dtype=F64), torch.randn(4, 4, generator=gen, dtype=F64))
+        for _ in range(iterations)
+    ]
+    learner = (
+        LearnerBuilder(tmp_path / f"run-{iterations}")
+        .metric_train_numeric(LossMetric())
+        .renderer(NullRenderer())
+        .num_epochs(1)
+        .build(_Regression(blocks=4), AdamConfig().init(), LR)
+    )
+    walks.update(named_modules=0, named_parameters=0)
+    learner.fit(batches, batches[:1])
+    return walks["named_modules"] + walks["named_parameters"]
+
+
+def test_learner_walks_the_module_tree_a_fixed_number_of_times_per_fit(walks, tmp_path):
+    """A fit of 12 iterations walks the tree as often as one of 2: nothing per iteration."""
+    long, short = _fit_walks(walks, tmp_path, 12), _fit_walks(walks, tmp_path, 2)
+    assert short > 0  # the counter sees the walks of the first iteration and the set-up
+    assert long == short
