@@ -25,7 +25,6 @@ from burnish.errors import (
     RecordError,
 )
 
-
 # name -> module that defines it; resolved on first attribute access (PEP 562).
 _LAZY = {
     "Module": "burnish.module",
@@ -38,6 +37,8 @@ _LAZY = {
     "backward": "burnish.optim.grads",
     "grad": "burnish.optim.grads",
     "Gradients": "burnish.optim.grads",
+    "ModelSummary": "burnish.module_summary",
+    "model_summary": "burnish.module_summary",
 }
 
 _SUBPACKAGES = ("data", "lr_scheduler", "nn", "optim", "record", "train")
@@ -49,6 +50,7 @@ __all__ = [
     "ConfigError",
     "DatasetError",
     "Gradients",
+    "ModelSummary",
     "Module",
     "RecordError",
     "__version__",
@@ -59,6 +61,7 @@ __all__ = [
     "into_record",
     "load_file",
     "load_record",
+    "model_summary",
     "num_params",
     "save_file",
     "seed",
@@ -75,6 +78,7 @@ if TYPE_CHECKING:
         save_file,
         valid,
     )
+    from burnish.module_summary import ModelSummary, model_summary
     from burnish.optim.grads import Gradients, backward, grad
 
 

@@ -20,6 +20,7 @@ from burnish.record.base import (
     FileRecorder,
     RecordMetadata,
 )
+from burnish.record.detect import recorder_for_file
 from burnish.record.load_args import LoadArgs
 from burnish.record.recorders import (
     BinFileRecorder,
@@ -67,4 +68,5 @@ __all__ = [
     "Recorder",
     "SafetensorsFileRecorder",
     "SensitiveCompactRecorder",
+    "recorder_for_file",
 ]

@@ -24,18 +24,30 @@ import torch
 from burnish._version import __version__
 from burnish.errors import RecordError
 from burnish.io import atomic_open
+from burnish.progress import Update
 from burnish.record import sniff
 from burnish.record.formats import gzip as gzip_format
 from burnish.record.settings import PrecisionSettings, resolve_settings
 from burnish.record.tree import check_tree, prepare, restore
 
-__all__ = ["DEFAULT_MAX_DECOMPRESSED_BYTES", "FORMAT_VERSION", "FileRecorder", "RecordMetadata"]
+__all__ = [
+    "DEFAULT_MAX_DECOMPRESSED_BYTES",
+    "FORMAT_VERSION",
+    "FileRecorder",
+    "ProgressCallback",
+    "RecordMetadata",
+]
+
+#: Told the bytes just read or written, `progress(advance)`, and the total once known,
+#: `progress(advance, total=n)`: a `burnish.progress.ByteProgress.task`, for instance.
+ProgressCallback = Update
 
 #: Version of the envelope layout; files with a higher one were written by a newer burnish.
 FORMAT_VERSION = 1
 #: Largest a gzip record may inflate to unless the recorder is told otherwise (4 GiB).
 DEFAULT_MAX_DECOMPRESSED_BYTES = 4 << 30
 _CHUNK = 1 << 20
+_READ_CHUNK = 16 << 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,7 +132,12 @@ class FileRecorder(ABC):
     # -- public API ------------------------------------------------------------------------
 
     def record(
-        self, record: Any, path: str | os.PathLike, *, record_type: str | None = None
+        self,
+        record: Any,
+        path: str | os.PathLike,
+        *,
+        record_type: str | None = None,
+        progress: ProgressCallback | None = None,
     ) -> Path:
         """Save `record` to `path` + `file_extension` (unless `path` already ends with it).
 
@@ -128,6 +145,8 @@ class FileRecorder(ABC):
             record: nested dict/list/tensor/int/float/bool/str/None.
             path: target file; parent folders are created.
             record_type: what the record is, written into the metadata.
+            progress: told the bytes written after each chunk (and the total, when the format
+                knows it before compressing), e.g. for a progress bar.
 
         Returns:
             The path written.
@@ -136,31 +155,58 @@ class FileRecorder(ABC):
             RecordError: if the record holds something a record cannot.
         """
         chunks = self._file_chunks(record, record_type)
+        if progress is not None and isinstance(chunks, list):
+            progress(0, total=sum(memoryview(chunk).nbytes for chunk in chunks))
         target = self.file_path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         with atomic_open(target) as file:
             for chunk in chunks:
                 file.write(chunk)
+                if progress is not None:
+                    progress(memoryview(chunk).nbytes)
         return target
 
-    def load(self, path: str | os.PathLike, device: torch.device | str | None = None) -> Any:
+    def load(
+        self,
+        path: str | os.PathLike,
+        device: torch.device | str | None = None,
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> Any:
         """Load the record saved at `path` (extension optional); tensors go to `device`.
 
         Every tensor comes back in the dtype it had when recorded (values rounded through
         the stored precision).
 
+        Args:
+            path: the file, with or without the recorder's extension.
+            device: where tensors go (default: CPU).
+            progress: told the bytes of the file read so far (and its size), e.g. for a bar.
+
         Raises:
             RecordError: if the file is missing, of another format, corrupt or hostile.
         """
-        source = self.existing_path(path)
-        with self._errors_about(source):
-            return self._load_envelope(self._read(source), device)[1]
+        return restore(self.load_stored(path, progress=progress)[1], device)
 
     def load_metadata(self, path: str | os.PathLike) -> RecordMetadata:
         """Read only what the file says about itself (it is still fully validated)."""
+        return self.load_stored(path)[0]
+
+    def load_stored(
+        self, path: str | os.PathLike, *, progress: ProgressCallback | None = None
+    ) -> tuple[RecordMetadata, Any]:
+        """The file's metadata and its record as stored, for tools that look at a file.
+
+        Tensors are `TensorLeaf(data, source_dtype)`: `data` in the stored dtype (e.g. float16
+        for half precision), `source_dtype` the dtype `load` restores. `tree.restore` turns
+        the record into what `load` returns.
+
+        Raises:
+            RecordError: as `load`.
+        """
         source = self.existing_path(path)
         with self._errors_about(source):
-            return self._load_envelope(self._read(source), None)[0]
+            return self._load_envelope(self._read(source, progress))
 
     def to_bytes(self, record: Any, *, record_type: str | None = None) -> bytes:
         """The file content `record` would be saved as (Burn's bytes recorders)."""
@@ -184,7 +230,7 @@ class FileRecorder(ABC):
                 data = gzip_format.decompress(
                     gzip_format.chunked(data), self.max_decompressed_bytes
                 )
-            return self._load_envelope(bytearray(data), device)[1]
+            return restore(self._load_envelope(bytearray(data))[1], device)
 
     def metadata(self, record: Any, record_type: str | None = None) -> RecordMetadata:
         """The metadata this recorder writes for `record`."""
@@ -257,20 +303,22 @@ class FileRecorder(ABC):
 
     # -- internals -------------------------------------------------------------------------
 
-    def _load_envelope(self, data: bytearray, device: Any) -> tuple[RecordMetadata, Any]:
+    def _load_envelope(self, data: bytearray) -> tuple[RecordMetadata, Any]:
         self._expect(bytes(data[:16]), self.kind, data)
         envelope = self._decode(data)
         metadata = self._check_envelope(envelope)
         check_tree(envelope["item"])
-        return metadata, restore(envelope["item"], device)
+        return metadata, envelope["item"]
 
-    def _read(self, path: Path) -> bytearray:
+    def _read(self, path: Path, progress: ProgressCallback | None = None) -> bytearray:
         if not self.compressed:
-            return _read_all(path)
+            return _read_all(path, progress)
         with open(path, "rb") as file:
             self._expect(file.read(16), "gzip")
             file.seek(0)
-            return gzip_format.decompress(_chunks(file), self.max_decompressed_bytes)
+            if progress is not None:
+                progress(0, total=os.fstat(file.fileno()).st_size)
+            return gzip_format.decompress(_chunks(file, progress), self.max_decompressed_bytes)
 
     def _expect(self, head: bytes, kind: str, data: bytes | bytearray | None = None) -> None:
         found = sniff.detect(data if data is not None else head)
@@ -309,17 +357,29 @@ class _Context:
         return False
 
 
-def _read_all(path: Path) -> bytearray:
+def _read_all(path: Path, progress: ProgressCallback | None = None) -> bytearray:
+    """The whole file in one buffer, read in `_READ_CHUNK` pieces (each one told to `progress`)."""
     with open(path, "rb") as file:
         size = os.fstat(file.fileno()).st_size
         buffer = bytearray(size)
-        read = file.readinto(buffer)
+        view = memoryview(buffer)
+        if progress is not None:
+            progress(0, total=size)
+        read = 0
+        while read < size:
+            count = file.readinto(view[read : read + _READ_CHUNK])
+            if not count:
+                break
+            read += count
+            if progress is not None:
+                progress(count)
     if read != size:
         raise RecordError(f"File changed while being read ({read} of {size} bytes).")
     return buffer
 
 
-def _chunks(file: Any) -> Iterator[bytes]:
+def _chunks(file: Any, progress: ProgressCallback | None = None) -> Iterator[bytes]:
     while chunk := file.read(_CHUNK):
+        if progress is not None:
+            progress(len(chunk))
         yield chunk
-

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from burnish.errors import RecordError
-from burnish.record.base import FileRecorder, RecordMetadata
+from burnish.record.base import FileRecorder, ProgressCallback, RecordMetadata, _read_all
 from burnish.record.formats import bin as bin_format
 from burnish.record.formats import json as json_format
 from burnish.record.formats import mpk as mpk_format
@@ -171,12 +171,16 @@ class SafetensorsFileRecorder(FileRecorder):
         return super()._check_envelope(envelope)
 
     def load(
-        self, path: str | os.PathLike | LoadArgs, device: torch.device | str | None = None
+        self,
+        path: str | os.PathLike | LoadArgs,
+        device: torch.device | str | None = None,
+        *,
+        progress: ProgressCallback | None = None,
     ) -> Any:
         """Load a safetensors file; with `LoadArgs`, select a top-level key and remap keys."""
         if not isinstance(path, LoadArgs):
-            return super().load(path, device)
-        record = super().load(path.path, device)
+            return super().load(path, device, progress=progress)
+        record = super().load(path.path, device, progress=progress)
         record = select_top_level(record, path.top_level_key, path.path)
         return remap_keys(flatten(record), path.key_remap) if path.key_remap else record
 
@@ -201,13 +205,28 @@ class PyTorchFileRecorder(FileRecorder):
         )
 
     def load(
-        self, path: str | os.PathLike | LoadArgs, device: torch.device | str | None = None
+        self,
+        path: str | os.PathLike | LoadArgs,
+        device: torch.device | str | None = None,
+        *,
+        progress: ProgressCallback | None = None,
     ) -> Any:
         """Load a state_dict-like object; `LoadArgs` selects a top-level key and remaps keys."""
+        return restore(self._load_flat(path, progress), device)
+
+    def load_stored(
+        self, path: str | os.PathLike, *, progress: ProgressCallback | None = None
+    ) -> tuple[RecordMetadata, Any]:
+        """`RecordMetadata(format="pytorch")` and the flat record (tensors as `TensorLeaf`s)."""
+        return _foreign_metadata(self.format), self._load_flat(path, progress)
+
+    def _load_flat(
+        self, path: str | os.PathLike | LoadArgs, progress: ProgressCallback | None
+    ) -> Any:
         args = path if isinstance(path, LoadArgs) else LoadArgs(path)
         source = self.existing_path(args.path)
         with self._errors_about(source):
-            data = bytearray(source.read_bytes())
+            data = _read_all(source, progress)
             self._expect(bytes(data[:16]), self.kind, data)
             obj = select_top_level(pytorch_format.decode(data), args.top_level_key, source)
             tree = prepare(obj, None)
@@ -215,7 +234,7 @@ class PyTorchFileRecorder(FileRecorder):
             flat = flatten(tree) if isinstance(tree, dict) else tree
             if isinstance(flat, dict):
                 flat = remap_keys(flat, args.key_remap)
-            return restore(flat, device)
+            return flat
 
     def _encode(self, envelope: dict[str, Any]) -> bytes:
         raise NotImplementedError
@@ -224,8 +243,9 @@ class PyTorchFileRecorder(FileRecorder):
         raise NotImplementedError
 
 
-def _foreign_metadata() -> RecordMetadata:
+def _foreign_metadata(format: str = "foreign") -> RecordMetadata:
+    """The metadata of a file another tool wrote: only its format is known."""
     return RecordMetadata(
-        format="foreign", format_version=0, float="", int="", settings="", version="",
+        format=format, format_version=0, float="", int="", settings="", version="",
         record_type=None,
     )  # fmt: skip

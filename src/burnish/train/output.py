@@ -6,10 +6,12 @@ an `AccuracyInput`, and every metric's `update` calls it (Burn's `Adaptor<Accura
 | output                           | feeds                                                    |
 |----------------------------------|----------------------------------------------------------|
 | `ClassificationOutput`           | loss, accuracy, top-k accuracy, precision/recall/F-beta, |
-|                                  | AUROC, perplexity                                        |
-| `MultiLabelClassificationOutput` | loss, Hamming score, precision/recall/F-beta             |
-| `RegressionOutput`               | loss                                                     |
-| `SequenceOutput`                 | loss, accuracy, top-k accuracy, perplexity (per token)   |
+|                                  | AUROC, perplexity, `TorchMetric`                         |
+| `MultiLabelClassificationOutput` | loss, Hamming score, precision/recall/F-beta,            |
+|                                  | `TorchMetric`                                            |
+| `RegressionOutput`               | loss, `TorchMetric`                                      |
+| `SequenceOutput`                 | loss, accuracy, top-k accuracy, perplexity (per token),  |
+|                                  | `TorchMetric` (per token)                                |
 
 Your own output type works with any metric once it has an `adapt(input_type)` method that
 returns the metric's input (or `NotImplemented`), and a `batch_size`:
@@ -47,6 +49,7 @@ from burnish.train.metric.classification import ConfusionStatsInput
 from burnish.train.metric.hamming import HammingScoreInput
 from burnish.train.metric.loss import LossInput
 from burnish.train.metric.perplexity import PerplexityInput
+from burnish.train.metric.torchmetric import TorchMetricInput
 
 if TYPE_CHECKING:
     from burnish.optim import Gradients, GradientsParams
@@ -119,9 +122,11 @@ class _LossOutputTargets:
         return self.output.shape[0]
 
     def adapt(self, input_type: type[Any]) -> Any:
-        """Loss input."""
+        """Loss input, or `TorchMetricInput(output, targets)`."""
         if input_type is LossInput:
             return LossInput(self.loss, self.batch_size)
+        if input_type is TorchMetricInput:
+            return TorchMetricInput(self.output, self.targets)
         return NotImplemented
 
 
@@ -209,7 +214,7 @@ class SequenceOutput:
         """Loss input, or a per-token accuracy, top-k accuracy or perplexity input."""
         if input_type is LossInput:
             return LossInput(self.loss, self.batch_size)
-        if input_type in (AccuracyInput, TopKAccuracyInput, PerplexityInput):
+        if input_type in (AccuracyInput, TopKAccuracyInput, PerplexityInput, TorchMetricInput):
             vocab_size = self.logits.shape[-1]
             return input_type(self.logits.reshape(-1, vocab_size), self.targets.reshape(-1))
         return NotImplemented

@@ -3,7 +3,9 @@
 import functools
 import gzip
 import http.server
+import io
 import shutil
+import sys
 import threading
 from pathlib import Path
 
@@ -114,3 +116,31 @@ def test_a_corrupt_cache_entry_is_downloaded_again(server, cache):
     assert len(MnistDataset.test(mirrors=[f"{base}/good/"])) == 10000
     assert requests == [f"/good/{LABELS}"]
     assert (cache / LABELS).read_bytes() == (MNIST / LABELS).read_bytes()
+
+
+class _Terminal(io.StringIO):
+    """What rich sees as an interactive terminal."""
+
+    def isatty(self):
+        return True
+
+
+def test_a_download_shows_a_progress_bar_when_stderr_is_a_terminal(server, cache, monkeypatch):
+    base, _ = server
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setenv("COLUMNS", "120")
+    images = MnistDataset.FILES["test"][0]
+    fetch_file(images, [cache], cache, [f"{base}/good/"])
+    screen = terminal.getvalue()
+    size = (MNIST / IMAGES).stat().st_size
+    assert "Downloading t10k-images-idx3-ubyte" in screen
+    assert f"{size / 2**20:.1f}/{size / 2**20:.1f} MiB" in screen  # the total, from Content-Length
+    assert (cache / IMAGES).read_bytes() == (MNIST / IMAGES).read_bytes()
+
+
+def test_a_download_prints_nothing_when_stderr_is_not_a_terminal(server, cache, capfd):
+    base, _ = server
+    fetch_file(MnistDataset.FILES["test"][1], [cache], cache, [f"{base}/good/"])
+    assert capfd.readouterr() == ("", "")
+    assert (cache / LABELS).is_file()

@@ -7,14 +7,14 @@ import torch
 
 pytest.importorskip("torchmetrics")
 
-from torchmetrics.classification import MulticlassF1Score  # noqa: E402
-from torchmetrics.regression import R2Score  # noqa: E402
+from torchmetrics.classification import MulticlassF1Score
+from torchmetrics.regression import R2Score
 
-from burnish.errors import RecordError  # noqa: E402
-from burnish.record import CompactRecorder, DefaultRecorder  # noqa: E402
-from burnish.train.metric.base import Numeric  # noqa: E402
-from burnish.train.metric.torchmetric import TorchMetric, TorchMetricInput  # noqa: E402
-from burnish.train.output import (  # noqa: E402
+from burnish.errors import RecordError
+from burnish.record import CompactRecorder, DefaultRecorder
+from burnish.train.metric.base import Numeric
+from burnish.train.metric.torchmetric import TorchMetric, TorchMetricInput
+from burnish.train.output import (
     ClassificationOutput,
     RegressionOutput,
     SequenceOutput,
@@ -144,7 +144,9 @@ def test_list_states_round_trip():
 
     generator = torch.Generator().manual_seed(3)
     batches = [
-        TorchMetricInput(torch.rand(8, generator=generator), torch.randint(0, 2, (8,), generator=generator))
+        TorchMetricInput(
+            torch.rand(8, generator=generator), torch.randint(0, 2, (8,), generator=generator)
+        )
         for _ in range(4)
     ]
     before = TorchMetric(BinaryAUROC())
@@ -172,7 +174,7 @@ def test_sequence_output_feeds_tokens():
 
 
 def test_errors_are_clear():
-    with pytest.raises(TypeError, match="torchmetrics.Metric"):
+    with pytest.raises(TypeError, match=r"torchmetrics\.Metric"):
         TorchMetric(lambda preds, target: 0)
     per_class = TorchMetric(MulticlassF1Score(num_classes=NUM_CLASSES, average=None))
     per_class.update(classification_batches(1)[0], None)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Generic
@@ -17,12 +20,21 @@ from burnish.data.dataloader.transfer import PinnableBatch, move_to_device
 from burnish.data.dataset.base import Dataset, O
 from burnish.data.dataset.transform.partial import PartialDataset
 
-__all__ = ["DataLoader", "DataLoaderIterator", "Progress"]
+__all__ = ["DataLoader", "DataLoaderIterator", "Progress", "available_cpus"]
+
+log = logging.getLogger("burnish.data")
+_CAPS_TOLD: set[tuple[int, int]] = set()  # (asked, used) worker counts already logged
+_CAPS_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
 class Progress:
-    """How far an iteration is through its epoch (Burn: `Progress`)."""
+    """How far an iteration is through its epoch (Burn: `Progress`).
+
+    Attributes:
+        items_processed: items (not batches) seen so far in this epoch.
+        items_total: items in the whole epoch.
+    """
 
     items_processed: int
     items_total: int
@@ -37,9 +49,12 @@ class DataLoader(Generic[O]):
     give the same batches and each epoch is reshuffled. The last batch may be smaller.
 
     Batches are produced by a `torch.utils.data.DataLoader` (worker processes, prefetching,
-    pinned memory for CUDA devices). Worker RNGs (`random`, NumPy, torch) are seeded from
-    `(seed, epoch)`, so with a deterministic batcher the batches equal those of
-    `num_workers=0`, and with a random one they are reproducible. See README.md beside this file.
+    pinned memory for CUDA devices). A loader never starts more worker processes than the
+    CPUs the process may run on (`available_cpus()`); when it uses fewer than it was asked for
+    it says so once, at INFO on the `burnish.data` logger (so in the experiment log). Worker
+    RNGs (`random`, NumPy, torch) are seeded from `(seed, epoch)`, so with a deterministic
+    batcher the batches equal those of `num_workers=0`, and with a random one they are
+    reproducible. See README.md beside this file.
 
     Exact resume: `to_record()` holds the epoch counter; after `load_record(record)`,
     `iter(skip=k)` yields the batches `k, k+1, ...` of the epoch a fresh `iter()` would run,
@@ -260,7 +275,7 @@ class DataLoader(Generic[O]):
         return self._num_workers > 0 and self._device.type != "cpu"
 
     def _torch_loader(self, batches: EpochBatches, epoch: int) -> torch.utils.data.DataLoader:
-        workers = self._num_workers
+        workers = _worker_processes(self._num_workers)
         moves = self._moves_batches()
         batch_device = torch.device("cpu") if workers > 0 else self._device
         generator = torch.Generator().manual_seed(worker_seed(self._worker_base_seed, epoch))
@@ -273,6 +288,37 @@ class DataLoader(Generic[O]):
             prefetch_factor=self._prefetch_factor if workers > 0 else None,
             generator=generator,
         )
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask where the OS has one, else all.
+
+    The same count torch checks `num_workers` against before it warns.
+    """
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def _worker_processes(asked: int) -> int:
+    """`asked`, capped at `available_cpus()`; the first time a cap applies it is logged."""
+    if asked <= 1:
+        return asked
+    used = min(asked, available_cpus())
+    if used < asked:
+        with _CAPS_LOCK:
+            told = (asked, used) in _CAPS_TOLD
+            _CAPS_TOLD.add((asked, used))
+        if not told:
+            log.info(
+                "Data loader: %d worker processes were asked for, but this process may run on "
+                "%d CPUs, so it starts %d.",
+                asked,
+                used,
+                used,
+            )
+    return used
 
 
 class DataLoaderIterator(Iterator[O]):

@@ -3,7 +3,8 @@
 A file `<name>` may be stored as `<name>.gz` or uncompressed; either way its checksum is that of
 the decompressed content, so any gzip of the right bytes verifies. Downloads stream into a temp
 file beside the cache entry and are renamed into place only once verified: a corrupt, truncated
-or interrupted download never lands in the cache.
+or interrupted download never lands in the cache. A download shows a progress bar on stderr
+when stderr is a terminal, and nothing otherwise.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import BinaryIO
 
 from burnish.errors import DatasetError
 from burnish.io import atomic_open
+from burnish.progress import Update, byte_progress
 
 __all__ = ["RemoteFile", "cache_dir", "fetch_file", "mirrors_from_env"]
 
@@ -112,8 +114,10 @@ def _download(file: RemoteFile, cache: Path, mirrors: Sequence[str]) -> Path:
             with (
                 urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response,
                 atomic_open(target) as out,
+                byte_progress() as progress,
             ):
-                _copy_verified(response, out, file, url)
+                update = progress.task(f"Downloading {file.name}", _content_length(response))
+                _copy_verified(response, out, file, url, update)
             return target
         except DatasetError as error:
             failures.append(str(error))
@@ -126,13 +130,22 @@ def _download(file: RemoteFile, cache: Path, mirrors: Sequence[str]) -> Path:
     )
 
 
-def _copy_verified(source: BinaryIO, out: BinaryIO, file: RemoteFile, url: str) -> None:
+def _content_length(response: http.client.HTTPResponse) -> int | None:
+    """The size the server announces, if it does (a progress bar's total)."""
+    value = response.headers.get("Content-Length", "")
+    return int(value) if value.isdigit() else None
+
+
+def _copy_verified(
+    source: BinaryIO, out: BinaryIO, file: RemoteFile, url: str, update: Update
+) -> None:
     """Stream gzip bytes from `source` to `out`, checking the sha256 of the decompressed data."""
     hasher = hashlib.sha256()
     decompressor = zlib.decompressobj(wbits=zlib.MAX_WBITS | 16)
     try:
         while chunk := source.read(_CHUNK):
             out.write(chunk)
+            update(len(chunk))
             while chunk:
                 hasher.update(decompressor.decompress(chunk))
                 chunk = b""

@@ -1,0 +1,13 @@
+"""The `burnish` command line: look at runs and records without writing code.
+
+    burnish summary DIR                   # the LearnerSummary of a run, from its logs
+    burnish report DIR [-o FILE]          # one self-contained HTML page: curves, tables, config
+    burnish inspect FILE                  # a record's metadata, tensors and model summary
+    burnish convert IN OUT --to FORMAT    # re-save a record in another format or precision
+
+Also `python -m burnish ...`. Bad input gives one line on stderr and exit status 1.
+"""
+
+from burnish.cli.main import main
+
+__all__ = ["main"]

@@ -1,0 +1,143 @@
+"""`burnish inspect FILE`: what a record file says about itself, its tensors and its model."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any
+
+from burnish.cli.base import format_bytes
+
+__all__ = ["StoredRecord", "add_parser", "read_record", "run"]
+
+_FORMATS = {
+    "burnish.mpk": "named MessagePack",
+    "burnish.bin": "burnish binary",
+    "burnish.json": "JSON",
+    "burnish.safetensors": "safetensors",
+    "foreign": "safetensors written by another tool",
+    "pytorch": "a PyTorch zip, from torch.save",
+}
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "inspect",
+        help="a record's metadata, tensors and model summary",
+        description="Print what a record file says about itself (format, precision, the "
+        "burnish version that wrote it), each tensor's name, shape and dtypes, the total count, "
+        "and the model summary grouped per top-level module.",
+    )
+    parser.add_argument("file", metavar="FILE", help="a record file (any burnish format)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    print(read_record(Path(args.file)), end="")
+    return 0
+
+
+@dataclasses.dataclass(frozen=True)
+class StoredRecord:
+    """A record file as stored: its metadata, tensors (flat names) and other values.
+
+    Attributes:
+        path: The file.
+        size: Its size in bytes.
+        recorder: The name of the recorder class that reads it.
+        metadata: What the file says about itself (`RecordMetadata`).
+        tensors: Flat name -> `TensorLeaf` (stored data and the dtype it loads as).
+        others: The number of values that are not tensors (ints, strings, ...).
+    """
+
+    path: Path
+    size: int
+    recorder: str
+    metadata: Any
+    tensors: dict[str, Any]
+    others: int
+
+    def model_summary(self) -> Any:
+        """The `ModelSummary` of the tensors, grouped by the first part of their names."""
+        from burnish.module_summary import ModelSummary
+
+        return ModelSummary.from_record(self.tensors)
+
+    def __str__(self) -> str:
+        meta = self.metadata
+        lines = [
+            f"File: {self.path} ({format_bytes(self.size)}, read with {self.recorder})",
+            f"Format: {meta.format} ({_FORMATS.get(meta.format, 'unknown')})"
+            + (f", format version {meta.format_version}" if meta.format_version else ""),
+        ]
+        if meta.settings:
+            lines.append(f"Precision: {meta.settings} (floats stored as {meta.float}, ints as "
+                         f"{meta.int})")  # fmt: skip
+            lines.append(f"Written by: burnish {meta.version}")
+        else:
+            lines.append("Precision: as the file stores each tensor (not written by burnish)")
+        if meta.record_type:
+            lines.append(f"Record type: {meta.record_type}")
+        total = sum(math.prod(leaf.data.shape) for leaf in self.tensors.values())
+        lines.append(
+            f"Tensors: {len(self.tensors)}, {total:,} elements in all"
+            + (f"; {self.others} other values" if self.others else "")
+        )
+        text = "\n".join(lines) + "\n"
+        if self.tensors:
+            text += "\n" + _tensor_table(self.tensors) + "\n" + str(self.model_summary())
+        return text
+
+
+def read_record(path: Path) -> StoredRecord:
+    """Read any record file, telling its format from its bytes.
+
+    Raises:
+        RecordError: if it is missing, not a record, truncated or corrupt.
+    """
+    from burnish.record import recorder_for_file
+    from burnish.record.formats.tensor import TensorLeaf
+    from burnish.record.tree import flatten
+
+    recorder = recorder_for_file(path)
+    metadata, tree = recorder.load_stored(path)
+    flat = flatten(tree) if isinstance(tree, (dict, list)) else {"": tree}
+    tensors = {name: leaf for name, leaf in flat.items() if isinstance(leaf, TensorLeaf)}
+    return StoredRecord(
+        path=path,
+        size=path.stat().st_size,
+        recorder=type(recorder).__name__,
+        metadata=metadata,
+        tensors=tensors,
+        others=len(flat) - len(tensors),
+    )
+
+
+def _tensor_table(tensors: dict[str, Any]) -> str:
+    rows = [
+        (
+            name or "<root>",
+            str(list(leaf.data.shape)),
+            _dtype(leaf.data.dtype),
+            _dtype(leaf.source_dtype),
+            f"{math.prod(leaf.data.shape):,}",
+        )
+        for name, leaf in tensors.items()
+    ]
+    header = ("Tensor", "Shape", "Stored as", "Loads as", "Elements")
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: tuple[str, ...]) -> str:
+        padded = [
+            c.rjust(w) if i == 4 else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
+        ]
+        return "| " + " | ".join(padded) + " |\n"
+
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|\n"
+    return line(header) + rule + "".join(line(row) for row in rows)
+
+
+def _dtype(dtype: Any) -> str:
+    return str(dtype).removeprefix("torch.")

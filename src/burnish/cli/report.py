@@ -1,0 +1,183 @@
+"""`burnish report DIR [-o FILE]`: one self-contained HTML page about a run.
+
+What a run's artifact directory holds is gathered here (`collect_run`): per metric its epoch
+means and every iteration's value for both splits, the learner summary, `config.json`, the
+checkpoints, the files, and the model's summary from its newest record. `cli.page` renders it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from burnish.cli.base import CommandError, format_bytes
+from burnish.cli.inspect import read_record
+from burnish.cli.summary import learner_summary
+from burnish.io import atomic_write_bytes
+
+__all__ = ["Checkpoint", "MetricCurves", "RunReport", "add_parser", "collect_run", "run"]
+
+SPLITS = ("train", "valid")
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "report",
+        help="one self-contained HTML page about a run",
+        description="Write one HTML page about a run: train and valid curves of every metric, "
+        "the learner summary, the config, the model and the checkpoints. It needs no network "
+        "and no scripts to view.",
+    )
+    parser.add_argument("directory", metavar="DIR", help="the run's artifact directory")
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", help="where to write the page (default DIR/report.html)"
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from burnish.cli.page import render_page
+
+    directory = Path(args.directory)
+    output = Path(args.output) if args.output else directory / "report.html"
+    if output.is_dir():
+        raise CommandError(f"{output} is a directory; pass a file name, e.g. {output}/report.html.")
+    report = collect_run(directory, leave_out=output)
+    atomic_write_bytes(output, render_page(report).encode("utf-8"))
+    print(f"Wrote {output} ({format_bytes(output.stat().st_size)})")
+    return 0
+
+
+@dataclasses.dataclass(frozen=True)
+class MetricCurves:
+    """One metric's values: per split, epoch means and `(x, value)` of every iteration.
+
+    An iteration's `x` is `epoch - 1 + k / n` for the `k`-th of `n` iterations of its epoch,
+    so an epoch spans `(epoch - 1, epoch]` and its mean sits at `x = epoch`.
+    """
+
+    name: str
+    means: dict[str, list[tuple[int, float]]]
+    iterations: dict[str, list[tuple[float, float]]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Checkpoint:
+    """A checkpoint directory: its name, epoch, iteration (None: end of epoch), size."""
+
+    name: str
+    epoch: int
+    iteration: int | None
+    size: int
+    committed: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class RunReport:
+    """Everything the page shows about a run."""
+
+    directory: Path
+    summary: Any  # LearnerSummary
+    curves: list[MetricCurves]
+    config: str | None
+    checkpoints: list[Checkpoint]
+    files: list[tuple[str, int]]
+    model: str | None  # the model summary's text
+    model_source: str | None  # where it was read from, or why it could not be
+
+
+def collect_run(directory: Path, leave_out: Path | None = None) -> RunReport:
+    """Read a run's artifact directory (`leave_out`: a file not to list, the report itself).
+
+    Raises:
+        CommandError: if `directory` is missing or holds no metric logs.
+    """
+    summary = learner_summary(directory)
+    names = sorted({m.name for m in summary.metrics.train + summary.metrics.valid})
+    model, model_source = _model_summary(directory)
+    return RunReport(
+        directory=directory,
+        summary=summary,
+        curves=[_curves(directory, summary, name) for name in names],
+        config=_config(directory),
+        checkpoints=_checkpoints(directory / "checkpoint"),
+        files=sorted(
+            (path.name, path.stat().st_size)
+            for path in directory.iterdir()
+            if path.is_file() and not (leave_out and path.resolve() == leave_out.resolve())
+        ),
+        model=model,
+        model_source=model_source,
+    )
+
+
+def _curves(directory: Path, summary: Any, name: str) -> MetricCurves:
+    from burnish.train.logger.file import FileMetricLogger
+
+    means: dict[str, list[tuple[int, float]]] = {}
+    iterations: dict[str, list[tuple[float, float]]] = {}
+    for split in SPLITS:
+        metric = next((m for m in getattr(summary.metrics, split) if m.name == name), None)
+        means[split] = [(e.step, e.value) for e in metric.entries] if metric else []
+        logger = FileMetricLogger(directory / split)
+        points: list[tuple[float, float]] = []
+        for epoch in range(1, summary.epochs + 1):
+            try:
+                entries = logger.read_numeric(name, epoch)
+            except ValueError:  # not numeric: the summary left it out too
+                entries = []
+            count = len(entries)
+            points += [(epoch - 1 + (k + 1) / count, e.value) for k, e in enumerate(entries)]
+        iterations[split] = points
+    return MetricCurves(name, means, iterations)
+
+
+def _config(directory: Path) -> str | None:
+    path = directory / "config.json"
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        return text
+
+
+def _checkpoints(directory: Path) -> list[Checkpoint]:
+    from burnish.train.checkpoint import CheckpointId, FileCheckpointer
+
+    if not directory.is_dir():
+        return []
+    committed = set(FileCheckpointer(directory, None).committed())
+    found = []
+    for path in directory.iterdir():
+        checkpoint = CheckpointId.parse(path.name)
+        if checkpoint is None or not path.is_dir():
+            continue
+        size = sum(file.stat().st_size for file in path.iterdir() if file.is_file())
+        found.append(
+            Checkpoint(
+                path.name, checkpoint.epoch, checkpoint.iteration, size, checkpoint in committed
+            )
+        )
+    order = {c.name: CheckpointId(c.epoch, c.iteration).sort_key() for c in found}
+    return sorted(found, key=lambda c: order[c.name])
+
+
+def _model_summary(directory: Path) -> tuple[str | None, str | None]:
+    """The summary of the final model record (`model.*`), else of the newest checkpoint's."""
+    candidates = sorted(directory.glob("model.*"))
+    for checkpoint in reversed(_checkpoints(directory / "checkpoint")):
+        if checkpoint.committed:
+            candidates += sorted((directory / "checkpoint" / checkpoint.name).glob("model.*"))
+            break
+    for path in candidates:
+        try:
+            stored = read_record(path)
+        except Exception as error:  # the page still shows everything else
+            return None, f"{path.relative_to(directory)} could not be read: {error}"
+        return str(stored.model_summary()), str(path.relative_to(directory))
+    return None, None

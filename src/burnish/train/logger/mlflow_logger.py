@@ -1,0 +1,248 @@
+"""MLflow runs: params, metrics with steps, the summary and the final model
+(`pip install 'burnish[mlflow]'`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from burnish.io import atomic_write_bytes
+from burnish.train.logger.tracker import (
+    ExperimentLogger,
+    RunInfo,
+    check_lr,
+    check_position,
+    check_split,
+    check_values,
+    import_extra,
+)
+
+__all__ = ["MlflowLogger"]
+
+log = logging.getLogger("burnish.train")
+
+LR_NAME = "lr"
+RUN_FILE = "mlflow-run.json"
+_UNSAFE = re.compile(r"[^\w.\- ]")  # MLflow keys: alphanumerics, _ . - space (and / between)
+_BATCH = 100  # params (and tags) per log_batch request: MLflow's limit
+
+
+class MlflowLogger(ExperimentLogger):
+    """Log a run to MLflow: `mlflow ui --backend-store-uri sqlite:///<artifact_dir>/mlflow.db`.
+
+    - Params: the config flattened with `.` and the learner's settings.
+    - Metrics: `<split>/<Metric>` at step = epoch; `train/lr`; the iteration values (training
+      only) as `iteration/train/<Metric>` at step = global training step. Characters MLflow
+      rejects in a key become `_`.
+    - At the end: the summary as `summary.txt` and the final model under `model/`.
+
+    The run's id is kept in `<artifact_dir>/mlflow-run.json`. A resumed learner continues that
+    run: since MLflow cannot delete a point, every key is logged only past the last step the
+    interrupted run stored for it (an exact resume re-logs the same values there, so nothing
+    is lost or duplicated). A fresh start creates a new run.
+
+    Args:
+        tracking_uri: The tracking store; None: a SQLite file `<artifact_dir>/mlflow.db`,
+            with artifacts in `<artifact_dir>/mlflow-artifacts`.
+        experiment: The experiment's name (created if missing).
+        run_name: The run's name; None: MLflow picks one.
+        iterations: Also log the iteration values (False: epoch values only).
+
+    Raises:
+        ImportError: if mlflow (or, for a SQLite store, SQLAlchemy and Alembic) is missing.
+    """
+
+    def __init__(
+        self,
+        tracking_uri: str | None = None,
+        experiment: str = "burnish",
+        run_name: str | None = None,
+        iterations: bool = True,
+    ) -> None:
+        self._mlflow = import_extra("mlflow", "mlflow", "mlflow", "MlflowLogger")
+        if not isinstance(experiment, str) or not experiment:
+            raise ValueError(f"`experiment` must be a non-empty name. Received: {experiment!r}.")
+        self.tracking_uri = tracking_uri
+        self.experiment = experiment
+        self.run_name = run_name
+        self.iterations = bool(iterations)
+        self.uri: str | None = None  # the store in use: `tracking_uri` or the default
+        self.run_id: str | None = None
+        self._client: Any = None
+        self._last: dict[str, int] = {}  # key -> the last step already in the store
+        self._finished = False
+
+    def __repr__(self) -> str:
+        return f"MlflowLogger(tracking_uri={self.tracking_uri!r}, experiment={self.experiment!r})"
+
+    # ---------------------------------------------------------------- start
+    def start(self, run: RunInfo) -> None:
+        """Create (fresh start) or reopen (resume) the MLflow run; log its params."""
+        self.close()
+        artifact_dir = Path(run.artifact_dir)
+        artifact_dir.mkdir(parents=True, exist_ok=True)
+        uri = self.tracking_uri or f"sqlite:///{(artifact_dir / 'mlflow.db').resolve()}"
+        if uri.startswith("sqlite:"):
+            for module in ("sqlalchemy", "alembic"):
+                import_extra(module, "mlflow", module, "MlflowLogger (with a SQLite store)")
+        self.uri = uri
+        self._client = self._mlflow.MlflowClient(tracking_uri=uri)
+        self._finished = False
+        self._last = {}
+        run_file = artifact_dir / RUN_FILE
+        self.run_id = self._resumed_run(run_file) if run.resume is not None else None
+        if self.run_id is None:
+            self.run_id = self._new_run(artifact_dir, default_store=self.tracking_uri is None)
+            record = {"tracking_uri": uri, "run_id": self.run_id}
+            atomic_write_bytes(run_file, json.dumps(record, indent=2).encode())
+        self._log_params(run.params())
+
+    def _new_run(self, artifact_dir: Path, default_store: bool) -> str:
+        client = self._client
+        found = client.get_experiment_by_name(self.experiment)
+        if found is not None:
+            experiment_id = found.experiment_id
+        else:
+            location = None
+            if default_store:
+                location = (artifact_dir / "mlflow-artifacts").resolve().as_uri()
+            experiment_id = client.create_experiment(self.experiment, artifact_location=location)
+        created = client.create_run(experiment_id, run_name=self.run_name)
+        return created.info.run_id
+
+    def _resumed_run(self, run_file: Path) -> str | None:
+        """The interrupted run's id, and the last step of each of its keys; None if gone."""
+        try:
+            record = json.loads(run_file.read_text(encoding="utf-8"))
+            run_id = record["run_id"]
+        except (OSError, ValueError, KeyError, TypeError):
+            log.warning("MlflowLogger: no run to resume in %s; starting a new run.", run_file)
+            return None
+        if record.get("tracking_uri") != self.uri:
+            log.warning(
+                "MlflowLogger: the interrupted run %s is in %s, not %s; starting a new run.",
+                run_id,
+                record.get("tracking_uri"),
+                self.uri,
+            )
+            return None
+        from mlflow.exceptions import MlflowException
+
+        try:
+            found = self._client.get_run(run_id)
+        except MlflowException:
+            log.warning("MlflowLogger: run %s is gone from the store; starting a new run.", run_id)
+            return None
+        for key in found.data.metrics:
+            history = self._client.get_metric_history(run_id, key)
+            self._last[key] = max((m.step for m in history), default=-1)
+        self._client.update_run(run_id, status="RUNNING")
+        return run_id
+
+    def _log_params(self, params: Mapping[str, Any]) -> None:
+        from mlflow.entities import Param
+        from mlflow.utils.validation import MAX_PARAM_VAL_LENGTH
+
+        existing = self._client.get_run(self.run_id).data.params
+        new = []
+        for name, value in params.items():
+            key, text = _key(name), str(value)[:MAX_PARAM_VAL_LENGTH]
+            if key not in existing:
+                new.append(Param(key, text))
+            elif existing[key] != text:
+                log.warning(
+                    "MlflowLogger: param %r was %r in the interrupted run and is %r now; "
+                    "MLflow keeps the first value.",
+                    key,
+                    existing[key],
+                    text,
+                )
+        for start in range(0, len(new), _BATCH):
+            self._client.log_batch(self.run_id, params=new[start : start + _BATCH])
+
+    # ---------------------------------------------------------------- logging
+    def log_iteration(
+        self,
+        split: str,
+        epoch: int,
+        iteration: int,
+        step: int,
+        values: Mapping[str, float],
+        lr: float | None = None,
+    ) -> None:
+        """Log `iteration/train/<Metric>` at `step` (validation iterations: skipped)."""
+        split = check_split(split)
+        check_position(epoch, iteration, step)
+        if not self.iterations or split != "train":
+            return
+        self._log(f"iteration/{split}/", step, check_values(values), check_lr(lr))
+
+    def log_epoch(
+        self, split: str, epoch: int, values: Mapping[str, float], lr: float | None = None
+    ) -> None:
+        """Log `<split>/<Metric>` (and `<split>/lr`) at step = `epoch`."""
+        split = check_split(split)
+        check_position(epoch)
+        self._log(f"{split}/", epoch, check_values(values), check_lr(lr))
+
+    def _log(self, prefix: str, step: int, values: dict[str, float], lr: float | None) -> None:
+        from mlflow.entities import Metric
+
+        self._open()
+        if lr is not None:
+            values = {**values, LR_NAME: lr}
+        now = int(time.time() * 1000)
+        metrics = []
+        for name, value in values.items():
+            key = prefix + _key(name)
+            if step <= self._last.get(key, -1):
+                continue  # the interrupted run stored this point already
+            self._last[key] = step
+            metrics.append(Metric(key, value, now, step))
+        if metrics:
+            self._client.log_batch(self.run_id, metrics=metrics)
+
+    # ---------------------------------------------------------------- end
+    def finish(
+        self, summary: str | None = None, model_path: str | os.PathLike | None = None
+    ) -> None:
+        """Store the summary (`summary.txt`) and the model (`model/`); end the run FINISHED."""
+        client = self._open()
+        if summary:
+            client.log_text(self.run_id, str(summary), "summary.txt")
+        if model_path is not None:
+            path = Path(model_path)
+            if path.is_dir():
+                client.log_artifacts(self.run_id, str(path), "model")
+            elif path.is_file():
+                client.log_artifact(self.run_id, str(path), "model")
+            else:
+                raise FileNotFoundError(
+                    f"MlflowLogger.finish: the model file {str(path)!r} does not exist. "
+                    "Save the model before finishing, or pass model_path=None."
+                )
+        client.set_terminated(self.run_id, "FINISHED")
+        self._finished = True
+
+    def close(self) -> None:
+        """End the run: KILLED if `finish` was not called (a resume reopens it)."""
+        if self._client is not None and self.run_id is not None and not self._finished:
+            self._client.set_terminated(self.run_id, "KILLED")
+            self._finished = True
+        self._client = None
+
+    def _open(self) -> Any:
+        if self._client is None:
+            raise RuntimeError("MlflowLogger is not started: the learner calls `start(run)` first.")
+        return self._client
+
+
+def _key(name: str) -> str:
+    """`name` with the characters MLflow rejects in a key replaced by `_`."""
+    return _UNSAFE.sub("_", str(name)).strip() or "_"

@@ -1,0 +1,328 @@
+"""Weights & Biases runs, online or offline (`pip install 'burnish[wandb]'`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import string
+import struct
+import time
+import zlib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from burnish.io import atomic_write_bytes
+from burnish.train.logger.tracker import (
+    SPLITS,
+    ExperimentLogger,
+    RunInfo,
+    check_lr,
+    check_position,
+    check_split,
+    check_values,
+    import_extra,
+)
+
+__all__ = ["WandbLogger", "read_wandb_history"]
+
+log = logging.getLogger("burnish.train")
+
+LR_NAME = "lr"
+RUN_FILE = "wandb-run.json"
+EPOCH_KEY = "epoch"
+STEP_KEY = "global_step"
+ITERATION_GROUP = "iteration"
+
+
+class WandbLogger(ExperimentLogger):
+    """Log a run to Weights & Biases; `mode="offline"` (the default) needs no account or network.
+
+    - Config: the config flattened with `.` and the learner's settings.
+    - Metrics: `<split>/<Metric>` and `train/lr` against `epoch`; the iteration values
+      (training only) as `iteration/train/<Metric>` against `global_step`.
+    - At the end: the summary as the file `summary.txt` and the final model as an artifact of
+      type `model`.
+
+    Offline, the run is written to `<dir>/wandb/offline-run-<time>-<id>/`; upload it later
+    with `wandb sync <that directory>`.
+
+    Resume: the run's id is kept in `<artifact_dir>/wandb-run.json` and a resumed learner
+    calls `wandb.init(id=..., resume="allow")`. Offline, W&B does not reopen a run directory:
+    each session writes a new `offline-run-*-<id>` directory with the same id, and
+    `wandb sync` of them in order fills the one run. The logger reads the points the earlier
+    sessions stored (their `.wandb` files) and logs only past them, so across the directories
+    each point is stored once. W&B writes the `.wandb` file asynchronously (every
+    `flush_interval` seconds where the installed wandb has that setting, else when a 32 KiB
+    block fills or the run finishes): points logged less than that before a crash may be
+    missing from it; the resumed run logs again those after its resume point. `finish` and
+    `close` return once W&B has written the run's file completely (up to 60 s).
+
+    Args:
+        project: The W&B project.
+        mode: `"offline"`, `"online"` or `"disabled"`.
+        dir: Where W&B puts its `wandb/` directory; None: the artifact directory.
+        name: The run's display name; None: W&B picks one.
+        entity: The W&B entity (team or user) for online runs.
+        iterations: Also log the iteration values (False: epoch values only).
+        flush_interval: Seconds between W&B's writes of its `.wandb` file (wandb >= 0.22).
+        **init_kwargs: More `wandb.init` arguments (e.g. `tags`, `group`, `settings`).
+
+    Raises:
+        ImportError: if wandb is not installed.
+    """
+
+    def __init__(
+        self,
+        project: str = "burnish",
+        mode: str = "offline",
+        dir: str | os.PathLike | None = None,
+        name: str | None = None,
+        entity: str | None = None,
+        iterations: bool = True,
+        flush_interval: float = 1.0,
+        **init_kwargs: Any,
+    ) -> None:
+        self._wandb = import_extra("wandb", "wandb", "wandb", "WandbLogger")
+        if mode not in ("offline", "online", "disabled"):
+            raise ValueError(
+                f"`mode` must be 'offline', 'online' or 'disabled'. Received: mode={mode!r}."
+            )
+        self.project = project
+        self.mode = mode
+        self.dir = Path(dir) if dir is not None else None
+        self.name = name
+        self.entity = entity
+        self.iterations = bool(iterations)
+        self.flush_interval = float(flush_interval)
+        self.finish_timeout = 60.0  # seconds `finish`/`close` wait for W&B's file
+        self.init_kwargs = init_kwargs
+        self.run: Any = None
+        self._epochs: dict[str, int] = {}  # split -> last epoch stored by earlier sessions
+        self._step = 0  # last global step stored by earlier sessions
+
+    def __repr__(self) -> str:
+        return f"WandbLogger(project={self.project!r}, mode={self.mode!r})"
+
+    def start(self, run: RunInfo) -> None:
+        """Start (fresh) or continue (resume) the W&B run."""
+        self.close()
+        wandb = self._wandb
+        artifact_dir = Path(run.artifact_dir)
+        artifact_dir.mkdir(parents=True, exist_ok=True)
+        directory = self.dir or artifact_dir
+        directory.mkdir(parents=True, exist_ok=True)
+        run_file = artifact_dir / RUN_FILE
+        run_id = _saved_id(run_file) if run.resume is not None else None
+        self._epochs, self._step = {}, 0
+        if run_id is not None:
+            self._read_stored(directory / "wandb", run_id)
+        else:
+            run_id = _new_id()
+            atomic_write_bytes(run_file, json.dumps({"id": run_id}, indent=2).encode())
+        kwargs = dict(self.init_kwargs)
+        kwargs.setdefault("settings", self._settings())
+        self.run = wandb.init(
+            project=self.project,
+            entity=self.entity,
+            name=self.name,
+            dir=str(directory),
+            mode=self.mode,
+            id=run_id,
+            resume="allow",
+            reinit="create_new",
+            config=run.params(),
+            **kwargs,
+        )
+        self.run.define_metric(EPOCH_KEY)
+        for split in SPLITS:
+            self.run.define_metric(f"{split}/*", step_metric=EPOCH_KEY)
+        self.run.define_metric(STEP_KEY)
+        self.run.define_metric(f"{ITERATION_GROUP}/*", step_metric=STEP_KEY)
+
+    def _settings(self) -> Any:
+        settings = self._wandb.Settings()
+        if "x_transaction_log_flush_interval" in type(settings).model_fields:
+            settings = self._wandb.Settings(x_transaction_log_flush_interval=self.flush_interval)
+        return settings
+
+    def _read_stored(self, wandb_dir: Path, run_id: str) -> None:
+        """The last epoch of each split and the last step earlier sessions of `run_id` stored."""
+        for path in sorted(wandb_dir.glob(f"*run-*-{run_id}/run-{run_id}.wandb")):
+            for row in read_wandb_history(path):
+                if STEP_KEY in row:
+                    self._step = max(self._step, int(row[STEP_KEY]))
+                if EPOCH_KEY in row:
+                    for split in SPLITS:
+                        if any(key.startswith(f"{split}/") for key in row):
+                            last = self._epochs.get(split, 0)
+                            self._epochs[split] = max(last, int(row[EPOCH_KEY]))
+
+    def log_iteration(
+        self,
+        split: str,
+        epoch: int,
+        iteration: int,
+        step: int,
+        values: Mapping[str, float],
+        lr: float | None = None,
+    ) -> None:
+        """Log `iteration/train/<Metric>` at `global_step` (validation iterations: skipped)."""
+        split = check_split(split)
+        check_position(epoch, iteration, step)
+        if not self.iterations or split != "train" or step <= self._step:
+            return
+        row: dict[str, Any] = {STEP_KEY: step}
+        prefix = f"{ITERATION_GROUP}/{split}/"
+        row.update({prefix + name: value for name, value in check_values(values).items()})
+        lr = check_lr(lr)
+        if lr is not None:
+            row[prefix + LR_NAME] = lr
+        self._open().log(row)
+
+    def log_epoch(
+        self, split: str, epoch: int, values: Mapping[str, float], lr: float | None = None
+    ) -> None:
+        """Log `<split>/<Metric>` (and `<split>/lr`) at `epoch`."""
+        split = check_split(split)
+        check_position(epoch)
+        if epoch <= self._epochs.get(split, 0):
+            return  # an earlier session stored this epoch already
+        row: dict[str, Any] = {EPOCH_KEY: epoch}
+        row.update({f"{split}/{name}": value for name, value in check_values(values).items()})
+        lr = check_lr(lr)
+        if lr is not None:
+            row[f"{split}/{LR_NAME}"] = lr
+        self._open().log(row)
+
+    def finish(
+        self, summary: str | None = None, model_path: str | os.PathLike | None = None
+    ) -> None:
+        """Save the summary (`summary.txt`) and the model (an artifact); finish the run."""
+        run = self._open()
+        if summary:
+            Path(run.dir, "summary.txt").write_text(str(summary) + "\n", encoding="utf-8")
+        if model_path is not None:
+            path = Path(model_path)
+            if not path.exists():
+                raise FileNotFoundError(
+                    f"WandbLogger.finish: the model file {str(path)!r} does not exist. "
+                    "Save the model before finishing, or pass model_path=None."
+                )
+            artifact = self._wandb.Artifact(f"model-{run.id}", type="model")
+            if path.is_dir():
+                artifact.add_dir(str(path))
+            else:
+                artifact.add_file(str(path))
+            run.log_artifact(artifact)
+        self._finish(0)
+
+    def close(self) -> None:
+        """Finish the run if `finish` was not called (marked failed; a resume continues it)."""
+        if self.run is not None:
+            self._finish(1)
+
+    def _finish(self, exit_code: int) -> None:
+        """`run.finish`, then wait until W&B has written the run's file (it does so after)."""
+        run, self.run = self.run, None
+        path = Path(getattr(run.settings, "sync_file", "") or "")
+        run.finish(exit_code=exit_code)
+        if self.mode != "disabled" and path.name:
+            _wait_for_exit_record(path, self.finish_timeout)
+
+    def _open(self) -> Any:
+        if self.run is None:
+            raise RuntimeError("WandbLogger is not started: the learner calls `start(run)` first.")
+        return self.run
+
+
+def _wait_for_exit_record(path: Path, timeout: float) -> None:
+    """Poll `path` until its exit record is written (W&B writes it after `finish` returns)."""
+    from wandb.proto import wandb_internal_pb2
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists():
+            for data in _records(path):
+                record = wandb_internal_pb2.Record()
+                record.ParseFromString(data)
+                if record.WhichOneof("record_type") == "exit":
+                    return
+        time.sleep(0.05)
+    log.warning("WandbLogger: W&B had not finished writing %s after %.0f s.", path, timeout)
+
+
+def _new_id() -> str:
+    """A W&B-style run id: 8 random lowercase letters and digits."""
+    alphabet = string.ascii_lowercase + string.digits
+    return "".join(secrets.choice(alphabet) for _ in range(8))
+
+
+def _saved_id(run_file: Path) -> str | None:
+    try:
+        return str(json.loads(run_file.read_text(encoding="utf-8"))["id"])
+    except (OSError, ValueError, KeyError, TypeError):
+        log.warning("WandbLogger: no run to resume in %s; starting a new run.", run_file)
+        return None
+
+
+# The `.wandb` transaction log: a 7-byte header (":W&B", magic 0xBEE1, version 0), then
+# LevelDB-log records (checksum, length, type; split across 32 KiB blocks) of `Record` protos.
+# The checksum is zlib's CRC-32 of the data, seeded with the CRC-32 of the type byte.
+_FILE_HEADER = struct.Struct("<4sHB")
+_RECORD_HEADER = struct.Struct("<IHB")
+_BLOCK = 32768
+_FULL, _FIRST, _MIDDLE, _LAST = 1, 2, 3, 4
+
+
+def _records(path: Path) -> Iterator[bytes]:
+    """The records of a `.wandb` file; a record cut short (or torn) by a crash ends the file."""
+    data = path.read_bytes()
+    if len(data) < _FILE_HEADER.size:
+        return
+    ident, magic, _version = _FILE_HEADER.unpack_from(data)
+    if ident != b":W&B" or magic != 0xBEE1:
+        raise ValueError(f"{path} is not a W&B transaction log (.wandb file).")
+    offset, parts = _FILE_HEADER.size, []
+    while True:
+        room = _BLOCK - offset % _BLOCK
+        if room < _RECORD_HEADER.size:  # the rest of the block is padding
+            offset += room
+            continue
+        if offset + _RECORD_HEADER.size > len(data):
+            return
+        checksum, length, kind = _RECORD_HEADER.unpack_from(data, offset)
+        start = offset + _RECORD_HEADER.size
+        if kind == 0 or start + length > len(data):
+            return
+        chunk = data[start : start + length]
+        if zlib.crc32(chunk, zlib.crc32(bytes([kind]))) != checksum:
+            return
+        offset = start + length
+        if kind == _FULL:
+            yield chunk
+        elif kind == _FIRST:
+            parts = [chunk]
+        elif kind == _MIDDLE:
+            parts.append(chunk)
+        elif kind == _LAST:
+            yield b"".join([*parts, chunk])
+            parts = []
+
+
+def read_wandb_history(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
+    """The history rows (`run.log` calls) stored in a `.wandb` file, as dicts of values."""
+    from wandb.proto import wandb_internal_pb2
+
+    for data in _records(Path(path)):
+        record = wandb_internal_pb2.Record()
+        record.ParseFromString(data)
+        if record.WhichOneof("record_type") != "history":
+            continue
+        row = {}
+        for item in record.history.item:
+            key = item.key or "/".join(item.nested_key)
+            row[key] = json.loads(item.value_json)
+        yield row

@@ -1,0 +1,15 @@
+"""Fixtures of the command-line tests: one real training run, shared read-only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.tiny_run import train_run
+
+
+@pytest.fixture(scope="session")
+def run_dir(tmp_path_factory) -> Path:
+    """A finished run: logs of 3 epochs, checkpoints, config.json and model.mpk. Read only."""
+    return train_run(tmp_path_factory.mktemp("cli") / "run")
