@@ -1,14 +1,15 @@
 """A training run for the crash tests, run as a subprocess and killed with SIGKILL.
 
     python tests/train/crash_run.py ARTIFACT_DIR OUT [--workers N] [--kill-at-io N]
-        [--kill-in-valid] [--precision fp16]
+        [--kill-in-valid] [--precision fp16] [--trackers]
 
 It resumes from the newest complete checkpoint (`resume()`), trains a small dropout MLP on an
 MNIST subset with checkpoints every few iterations, and on success writes the final
 parameters and optimizer state to OUT. `--kill-at-io N` makes the process SIGKILL itself at
 its N-th file-system commit call (fsync, rename, write) — a kill that lands inside a
 checkpoint write for certain. `--kill-in-valid` kills it during the first validation.
-`--precision fp16` trains under mixed precision with loss scaling.
+`--precision fp16` trains under mixed precision with loss scaling. `--trackers` also logs to
+a CSV file and TensorBoard (`log_to`) in the artifact directory.
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--step-delay", type=float, default=0.0, help="seconds per step")
     parser.add_argument("--precision", choices=["bf16", "fp16"], help="mixed precision")
+    parser.add_argument("--trackers", action="store_true", help="CSV and TensorBoard loggers")
     args = parser.parse_args()
     calls = count_io() if args.count_io else None
     if args.kill_at_io:
@@ -122,6 +124,16 @@ def main() -> None:
     )
     if args.precision:
         configured = configured.mixed_precision(args.precision)
+    if args.trackers:
+        from burnish.train.logger import CsvLogger, TensorBoardLogger
+
+        artifacts = Path(args.artifact_dir)
+        every_quarter = CliMetricsRenderer(every_percent=25, file=sys.stderr)
+        configured = configured.renderer(every_quarter).log_to(
+            CsvLogger(artifacts / "metrics.csv"),
+            TensorBoardLogger(artifacts / "tensorboard"),
+            config={"lr": 1e-3, "seed": 11},
+        )
     learner = configured.build(model, optim, 1e-3)
     train, valid = loaders(batch_size=32, train_items=960, valid_items=96, workers=args.workers)
     result = learner.fit(train, valid)

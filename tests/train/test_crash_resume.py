@@ -4,6 +4,7 @@ optimizer state and every metric log to equal an uninterrupted run's, bit for bi
 
 from __future__ import annotations
 
+import csv
 import random
 import signal
 import subprocess
@@ -175,3 +176,60 @@ def test_ctrl_c_once_stops_after_the_iteration_with_a_checkpoint(reference, tmp_
     assert any("iteration" in name for name in committed), committed
     assert run(artifact_dir, out) == 0  # resume() continues from that checkpoint
     assert_same_run(reference_dir, reference_out, artifact_dir, out)
+
+
+@pytest.fixture(scope="module")
+def reference_trackers(tmp_path_factory):
+    """One uninterrupted run that also logs to CSV and TensorBoard."""
+    directory = tmp_path_factory.mktemp("reference-trackers")
+    out = directory / "final.pt"
+    assert run(directory / "artifacts", out, "--count-io", "--trackers") == 0
+    io_calls = int(run.last_stdout.split("io-calls")[-1])
+    return directory / "artifacts", out, io_calls
+
+
+def csv_rows(artifact_dir: Path) -> dict[tuple[str, ...], float]:
+    """(epoch, iteration, split, metric) -> value; a key seen twice fails the test."""
+    rows: dict[tuple[str, ...], float] = {}
+    with open(artifact_dir / "metrics.csv", newline="") as file:
+        for row in csv.DictReader(file):
+            key = (row["epoch"], row["iteration"], row["split"], row["metric"])
+            assert key not in rows, f"duplicated point {key}"
+            rows[key] = float(row["value"])
+    return rows
+
+
+def tensorboard_epochs(artifact_dir: Path) -> dict[str, list[tuple[int, float]]]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(artifact_dir / "tensorboard"), size_guidance={"scalars": 0})
+    events.Reload()
+    return {
+        tag: [(event.step, event.value) for event in events.Scalars(tag)]
+        for tag in events.Tags()["scalars"]
+        if tag.split("/")[0] in ("train", "valid")
+    }
+
+
+def test_sigkill_then_resume_keeps_every_tracker_point_once(reference_trackers, tmp_path):
+    reference_dir, reference_out, io_calls = reference_trackers
+    rng = random.Random(14)
+    kills: list = [["--kill-at-io", str(rng.randint(1, io_calls // 10))] for _ in range(4)]
+    kills.insert(2, rng.uniform(0.05, 0.3))
+    artifacts = tmp_path / "artifacts"
+    killed = resume_until_done(artifacts, tmp_path / "final.pt", kills, "--trackers")
+    assert killed >= 3, f"only {killed} of {len(kills)} kills landed before the run finished"
+    assert_same_run(reference_dir, reference_out, artifacts, tmp_path / "final.pt")
+
+    expected, actual = csv_rows(reference_dir), csv_rows(artifacts)
+    epochs = {key: value for key, value in expected.items() if key[1] == ""}
+    assert len(epochs) == 4 * 5  # 4 epochs: train Accuracy, Loss, lr; valid Accuracy, Loss
+    missing = sorted(set(epochs) - set(actual))
+    assert missing == [], f"lost points: {missing}"
+    assert {key: actual[key] for key in epochs} == epochs  # every epoch value, exactly once
+    iterations = [key for key in actual if key[1] != ""]
+    assert iterations, "the renderer was due at least once: iteration points are logged"
+    for key in iterations:  # the renderer's pace differs between runs; the values do not
+        if key in expected:
+            assert actual[key] == expected[key], key
+    assert tensorboard_epochs(artifacts) == tensorboard_epochs(reference_dir)

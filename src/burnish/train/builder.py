@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from burnish.train.early_stopping import EarlyStoppingStrategy
     from burnish.train.learner import Learner
     from burnish.train.logger import ApplicationLoggerInstaller, MetricLogger
+    from burnish.train.logger.tracker import ExperimentLogger
     from burnish.train.metric.base import Metric
     from burnish.train.renderer.base import MetricsRenderer
 
@@ -73,6 +74,8 @@ class LearnerBuilder:
         self._mixed_precision: torch.dtype | None = None
         self._strategy_name = "ddp"
         self._shard_policy: Callable[[nn.Module], bool] | None = None
+        self._trackers: list[ExperimentLogger] = []
+        self._tracker_config: Any = None
 
     # -- metrics ---------------------------------------------------------------------------
 
@@ -264,6 +267,42 @@ class LearnerBuilder:
         self._loggers = {Split.TRAIN: train, Split.VALID: valid}
         return self
 
+    def log_to(self, *loggers: ExperimentLogger, config: Any = None) -> LearnerBuilder:
+        """Also send the run to experiment trackers, beside Burn's file logs (rank 0 only).
+
+        Each tracker gets every numeric metric of both splits per epoch, iteration values at
+        the renderer's pace, the learning rate, `config` and the learner's settings as
+        parameters, and the summary at the end. A resumed run continues each tracker's run
+        without duplicating or losing points. `with_metric_logger` still replaces the file
+        logs; `log_to` adds to them and may be called several times.
+
+        Example:
+            >>> builder.log_to(TensorBoardLogger("runs/mnist"), CsvLogger("metrics.csv"),
+            ...                config=training_config)  # doctest: +SKIP
+
+        Args:
+            *loggers: `ExperimentLogger`s such as `TensorBoardLogger`, `CsvLogger`,
+                `MlflowLogger`, `WandbLogger`.
+            config: the run's config (a `@bn.config` instance, a dataclass or a mapping),
+                recorded as the trackers' parameters.
+
+        Raises:
+            TypeError: if a logger is not an `ExperimentLogger`.
+        """
+        from burnish.train.logger.tracker import ExperimentLogger
+
+        for logger in loggers:
+            if not isinstance(logger, ExperimentLogger):
+                raise TypeError(
+                    "`log_to` takes ExperimentLoggers (TensorBoardLogger, CsvLogger, "
+                    f"MlflowLogger, WandbLogger). Received: {logger!r}. A MetricLogger "
+                    "replaces the file logs: pass it to `with_metric_logger`."
+                )
+        self._trackers.extend(loggers)
+        if config is not None:
+            self._tracker_config = config
+        return self
+
     def with_application_logger(
         self, installer: ApplicationLoggerInstaller | None
     ) -> LearnerBuilder:
@@ -347,6 +386,8 @@ class LearnerBuilder:
             mixed_precision=self._mixed_precision,
             strategy=self._strategy_name,
             shard_policy=self._shard_policy,
+            trackers=tuple(self._trackers),
+            tracker_config=self._tracker_config,
         )
 
     def _installer(self) -> ApplicationLoggerInstaller | None:

@@ -34,6 +34,7 @@ from burnish.train.processor import MetricsProcessor, SplitMetrics
 from burnish.train.renderer.base import MetricsRenderer, TrainingProgress
 from burnish.train.result import TrainingResult
 from burnish.train.split import TRAINING_SPLITS, Split
+from burnish.train.tracking import Tracking, final_model_file, run_settings
 
 if TYPE_CHECKING:
     from burnish.lr_scheduler import LrScheduler
@@ -113,12 +114,7 @@ class Learner:
         return result
 
     def _summary(self) -> LearnerSummary | None:
-        from burnish.train.summary import LearnerSummary
-
-        names = {m.name for split in self.options.metrics.values() for m in split}
-        if not names:
-            return None
-        return LearnerSummary.from_dir(self.options.artifact_dir, sorted(names))
+        return _summary(self.options)
 
 
 class _Run:
@@ -138,6 +134,10 @@ class _Run:
         if self.sharded:  # after the broadcast: every rank shards the same parameters
             model = shard_model(model, options.shard_policy, options.mixed_precision)
         loggers, self.renderer = self._outputs()
+        self.tracking: Tracking | None = None
+        if options.trackers and context.is_main:
+            self.tracking = Tracking(self.renderer, options.trackers, self._where)
+            self.renderer = self.tracking
         self.processor = MetricsProcessor(
             [SplitMetrics(s, list(options.metrics[s]), loggers[s]) for s in TRAINING_SPLITS],
             self.renderer,
@@ -162,6 +162,7 @@ class _Run:
             options.checkpointing_strategy,
             options.resume_from,
             is_main=context.is_main,
+            before_save=self.tracking.flush if self.tracking is not None else None,
         )
         # The inference twin shares storage: one for the run. FSDP's hooks belong to the
         # sharded model itself, so under FSDP validation runs on it, in eval mode.
@@ -174,8 +175,24 @@ class _Run:
 
     def fit(self) -> TrainingResult:
         with self._session():
-            self.checkpointer.restore(self.state, self.context.device, self.context.barrier)
-            return self._epochs()
+            resumed = self.checkpointer.restore(
+                self.state, self.context.device, self.context.barrier
+            )
+            if self.tracking is not None:
+                settings = run_settings(self.options, self.context, self.state)
+                position = self.state.position if resumed else None
+                self.tracking.start_run(
+                    self.options.artifact_dir, self.options.tracker_config, settings, position
+                )
+            result = self._epochs()
+            if self.tracking is not None and not result.interrupted:
+                summary = _summary(self.options)
+                model = final_model_file(self.options.checkpointer)
+                self.tracking.finish(None if summary is None else str(summary), model)
+            return result
+
+    def _where(self) -> tuple[int, float | None]:
+        return self.state.step, self.state.lr
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -214,6 +231,8 @@ class _Run:
             if iteration == 1:
                 check_batch_device(batch, state.model)
             lr = state.lr_scheduler.step()
+            state.lr = lr
+            state.step += 1
             if self.grad_sync is not None:  # the backward pass launches the all-reduces
                 self.grad_sync.prepare(state.model)
             output = self._train_step(batch)
@@ -351,6 +370,8 @@ class _Run:
             stack.enter_context(_deterministic(options.deterministic))
             modules = [self.state.model, self.valid_model]
             stack.enter_context(compiled_forward(modules, options.compile))
+            if self.tracking is not None:
+                stack.callback(self.tracking.close_trackers)
             self.renderer.start(options.num_epochs, options.interrupter)
             stack.callback(self.renderer.close)
             stack.callback(self._flush_loggers)
@@ -359,6 +380,16 @@ class _Run:
     def _flush_loggers(self) -> None:
         for split in self.processor.splits.values():
             split.logger.flush()
+
+
+def _summary(options: LearnerOptions) -> LearnerSummary | None:
+    """The LearnerSummary of the run's file logs (None without metrics)."""
+    from burnish.train.summary import LearnerSummary
+
+    names = {m.name for split in options.metrics.values() for m in split}
+    if not names:
+        return None
+    return LearnerSummary.from_dir(options.artifact_dir, sorted(names))
 
 
 def _check_model(model: nn.Module) -> None:

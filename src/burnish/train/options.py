@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from burnish.train.checkpoint.strategy import CheckpointingStrategy
     from burnish.train.early_stopping import EarlyStoppingStrategy
     from burnish.train.logger import ApplicationLoggerInstaller, MetricLogger
+    from burnish.train.logger.tracker import ExperimentLogger
     from burnish.train.metric.base import Metric
     from burnish.train.renderer.base import MetricsRenderer
 
@@ -55,6 +56,8 @@ class LearnerOptions:
             averaged) or `"fsdp"` (sharded with FSDP2).
         shard_policy: under `"fsdp"`, which submodules are sharded as units (None: each
             direct child module with parameters).
+        trackers: experiment loggers that also get the run (rank 0).
+        tracker_config: the config the trackers record as parameters.
     """
 
     artifact_dir: Path
@@ -77,3 +80,5 @@ class LearnerOptions:
     mixed_precision: torch.dtype | None = None
     strategy: str = "ddp"
     shard_policy: Callable[[nn.Module], bool] | None = None
+    trackers: tuple[ExperimentLogger, ...] = ()
+    tracker_config: Any = None

@@ -48,7 +48,9 @@ class SplitMetrics:
     totals: list[list[float]] = dataclasses.field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.numeric: list[Numeric] = [m for m in self.metrics if isinstance(m, Numeric)]
+        numeric = [m for m in self.metrics if isinstance(m, Numeric)]
+        self.numeric: list[Numeric] = [m for m in numeric if not m.computed_per_epoch]
+        self.per_epoch: list[Numeric] = [m for m in numeric if m.computed_per_epoch]
         self.totals = [[0.0, 0.0] for _ in self.numeric]
 
 
@@ -83,7 +85,8 @@ class MetricsProcessor:
         for metric in state.metrics:
             entry = metric.update(item, metadata)
             if isinstance(metric, Numeric):
-                row.append(cast(NumericEntry, entry))
+                if not metric.computed_per_epoch:
+                    row.append(cast(NumericEntry, entry))
             elif entry is not None:
                 state.text[metric.name] = cast(MetricEntry, entry).formatted
         state.pending.append(row)
@@ -105,6 +108,8 @@ class MetricsProcessor:
         state = self.splits[split]
         self._drain(state, epoch, None)
         values = {m.name: _mean(total) for m, total in zip(state.numeric, state.totals)}
+        values.update(self._per_epoch_values(state, epoch))
+        values = {m.name: values[m.name] for m in state.metrics if m.name in values}
         state.logger.end_epoch(epoch)
         self.renderer.end_epoch(split, epoch, values)
         self.clear(split)
@@ -145,12 +150,27 @@ class MetricsProcessor:
             if len(saved.get("totals", [])) == len(state.numeric):
                 state.totals = [[float(a), float(b)] for a, b in saved["totals"]]
 
+    def _per_epoch_values(self, state: SplitMetrics, epoch: int) -> dict[str, float]:
+        """Compute, log and return the metrics computed once per epoch (a collective)."""
+        values: dict[str, float] = {}
+        for metric in state.per_epoch:
+            entry = metric.epoch_entry()
+            [value] = _to_host([entry.value])
+            count = entry.count
+            if self.reduce is not None:  # the value is already global; the count is not
+                total = self.reduce(torch.tensor([float(count)], dtype=torch.float64))
+                count = int(total[0])
+            state.logger.log(metric.name, epoch, [NumericEntry(value, count)])
+            values[metric.name] = value
+        return values
+
     def _drain(self, state: SplitMetrics, epoch: int, progress: TrainingProgress | None) -> None:
         numeric = state.numeric
         if not state.pending and progress is None:  # pending is the same length on every rank
             return
         values = [entry.value for row in state.pending for entry in row]
-        running = [m.value() for m in numeric] if progress is not None else []
+        shown = numeric + state.per_epoch
+        running = [m.value() for m in shown] if progress is not None else []
         host = _to_host(values + running)
         counts = [entry.count for row in state.pending for entry in row]
         rows, counts = self._reduced(host[: len(values)], counts)
@@ -169,6 +189,8 @@ class MetricsProcessor:
             current = rows[-width:] if rows else [float("nan")] * width
             running_host = host[len(values) :]
             view = {m.name: (current[j], running_host[j]) for j, m in enumerate(numeric)}
+            for j, metric in enumerate(state.per_epoch, len(numeric)):  # no batch value
+                view[metric.name] = (running_host[j], running_host[j])
             self.renderer.render(RenderSnapshot(state.split, progress, view, dict(state.text)))
         state.pending.clear()
 

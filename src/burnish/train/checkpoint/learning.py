@@ -37,6 +37,8 @@ class LearningCheckpointer:
         resume_from: the checkpoint to start from (an epoch, `ResumeFrom.LATEST`,
             `ResumeFrom.AUTO`) or None for a fresh start.
         is_main: whether this process writes (rank 0).
+        before_save: called on rank 0 right before a checkpoint is committed (trackers make
+            their points durable there, so a resume never loses them).
     """
 
     def __init__(
@@ -45,11 +47,13 @@ class LearningCheckpointer:
         strategy: CheckpointingStrategy,
         resume_from: int | ResumeFrom | None = None,
         is_main: bool = True,
+        before_save: Callable[[], None] | None = None,
     ) -> None:
         self.checkpointer = checkpointer
         self.strategy = strategy
         self.resume_from = resume_from
         self.is_main = is_main
+        self.before_save = before_save
 
     def restore(
         self,
@@ -82,6 +86,8 @@ class LearningCheckpointer:
         if not self.is_main:
             return
         point = CheckpointId(state.position.epoch, state.position.iteration)
+        if self.before_save is not None:
+            self.before_save()
         self.checkpointer.save(point, records if records is not None else self._records(state))
         for older in self.checkpointer.committed():
             if older.iteration is not None and older.sort_key() < point.sort_key():
@@ -100,6 +106,8 @@ class LearningCheckpointer:
         if saving:  # save first: never zero checkpoints
             if records is None:
                 records = self._records(state)
+            if self.before_save is not None:
+                self.before_save()
             self.checkpointer.save(CheckpointId(epoch), records)
         for action in actions:
             if action.is_delete and action.epoch is not None:

@@ -46,6 +46,8 @@ class TrainingState:
             (every rank takes part) and cut back into shards when loaded.
         position: where the loop is.
         epoch_start: each split's loader record at the start of its current epoch.
+        step: training iterations since the run began (the trackers' global step).
+        lr: the learning rate of the last training iteration.
     """
 
     model: nn.Module
@@ -60,6 +62,8 @@ class TrainingState:
     sharded: bool = False
     position: Position = dataclasses.field(default_factory=Position)
     epoch_start: dict[Split, Any] = dataclasses.field(default_factory=dict)
+    step: int = 0
+    lr: float | None = None
 
     def start_epoch(self, split: Split) -> None:
         """Remember `split`'s loader position at the start of its epoch."""
@@ -97,6 +101,8 @@ class TrainingState:
         self.lr_scheduler.load_record(records["scheduler"])
         loop = records["learner"]
         self.position = Position.from_record(loop["position"])
+        self.step = loop.get("step", 0)
+        self.lr = loop.get("lr")
         self._load_loaders(loop["loaders"])
         if self.position.phase is Phase.DONE:  # an epoch checkpoint: start the next epoch
             self.position = Position(self.position.epoch + 1)
@@ -131,6 +137,8 @@ class TrainingState:
             "accumulation": self.accumulation.to_record(),
             "grad_scaler": _record_of(self.scaler),
             "world_size": self.world_size,
+            "step": self.step,
+            "lr": self.lr,
         }
 
     def _load_loaders(self, records: dict[str, Any]) -> None:

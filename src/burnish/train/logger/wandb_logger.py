@@ -246,7 +246,7 @@ def _wait_for_exit_record(path: Path, timeout: float) -> None:
     while time.monotonic() < deadline:
         if path.exists():
             for data in _records(path):
-                record = wandb_internal_pb2.Record()
+                record = wandb_internal_pb2.Record()  # type: ignore[attr-defined]  # generated
                 record.ParseFromString(data)
                 if record.WhichOneof("record_type") == "exit":
                     return
@@ -317,7 +317,7 @@ def read_wandb_history(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
     from wandb.proto import wandb_internal_pb2
 
     for data in _records(Path(path)):
-        record = wandb_internal_pb2.Record()
+        record = wandb_internal_pb2.Record()  # type: ignore[attr-defined]  # generated
         record.ParseFromString(data)
         if record.WhichOneof("record_type") != "history":
             continue

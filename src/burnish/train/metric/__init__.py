@@ -37,6 +37,7 @@ from burnish.train.metric.perplexity import PerplexityInput, PerplexityMetric
 from burnish.train.metric.speed import IterationSpeedMetric
 from burnish.train.metric.state import NumericMetricState, StatefulNumeric
 from burnish.train.metric.system import CpuMemory, CpuUse, CudaMetric
+from burnish.train.metric.torchmetric import TorchMetric, TorchMetricInput
 
 __all__ = [
     # protocol
@@ -59,6 +60,7 @@ __all__ = [
     "LossInput",
     "PerplexityInput",
     "TopKAccuracyInput",
+    "TorchMetricInput",
     # metrics
     "AccuracyMetric",
     "AurocMetric",
@@ -75,4 +77,5 @@ __all__ = [
     "PrecisionMetric",
     "RecallMetric",
     "TopKAccuracyMetric",
+    "TorchMetric",
 ]

@@ -196,7 +196,7 @@ class Metric(ABC):
     input_type: type | None = None
 
     @abstractmethod
-    def update(self, item: Any, metadata: MetricMetadata) -> MetricEntry | NumericEntry:
+    def update(self, item: Any, metadata: MetricMetadata) -> MetricEntry | NumericEntry | None:
         """Add one iteration's output; return this iteration's entry. Never syncs the device."""
 
     def clear(self) -> None:  # noqa: B027 (a no-op default, not an abstract method)
@@ -221,15 +221,29 @@ class Numeric(Metric):
             early stopping and best-checkpoint strategies.
         unit: shown after the value by renderers (e.g. `"%"`), or None.
         precision: decimals shown by renderers.
+        computed_per_epoch: True for metrics computed once per epoch (e.g. `TorchMetric`):
+            their `update` returns None and `epoch_entry()` gives the epoch's one log line.
     """
 
     higher_is_better: bool = True
     unit: str | None = None
     precision: int = 2
+    computed_per_epoch: bool = False
 
     @abstractmethod
     def value(self) -> torch.Tensor:
         """The running epoch value: a 0-dim float tensor, computed without a host sync."""
+
+    def epoch_entry(self) -> NumericEntry:
+        """The epoch's value and item count, for metrics `computed_per_epoch`.
+
+        Raises:
+            NotImplementedError: for metrics with an entry per iteration.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} logs an entry per iteration; only metrics with "
+            "`computed_per_epoch = True` implement `epoch_entry()`."
+        )
 
     def format(self, current: float, running: float) -> str:
         """Burn's `"epoch {running} {unit} - batch {current} {unit}"` line."""

@@ -134,7 +134,7 @@ class TorchMetric(Numeric):
 
     def to_record(self) -> dict[str, Any]:
         """The metric's states (exact bytes, whatever the recorder's precision) and counts."""
-        states = {}
+        states: dict[str, Any] = {}
         for attr in self.metric._defaults:
             state = getattr(self.metric, attr)
             if isinstance(state, torch.Tensor):
