@@ -38,6 +38,7 @@ LARGE_RECORD_BYTES = 16 << 20
 
 
 def add_parser(commands: Any) -> None:
+    """Add the `convert` subcommand to `commands` (the parser's subparsers)."""
     parser = commands.add_parser(
         "convert",
         help="re-save a record in another format or precision",
@@ -55,6 +56,19 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Convert `args.input` to `args.output` with the recorder `args.to` names; print one line.
+
+    Args:
+        args: The parsed `input`, `output`, `to` and `precision`.
+
+    Returns:
+        0, the exit status.
+
+    Raises:
+        CommandError: if `--precision` contradicts `--to`.
+        RecordError: if the input is not a record burnish reads.
+        OSError: if a file cannot be read or written.
+    """
     from burnish.progress import byte_progress
     from burnish.record import recorder_for_file
     from burnish.record.tree import restore

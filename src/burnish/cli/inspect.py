@@ -23,6 +23,7 @@ _FORMATS = {
 
 
 def add_parser(commands: Any) -> None:
+    """Add the `inspect` subcommand to `commands` (the parser's subparsers)."""
     parser = commands.add_parser(
         "inspect",
         help="a record's metadata, tensors and model summary",
@@ -35,6 +36,14 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print what the record `args.file` holds (`read_record`).
+
+    Returns:
+        0, the exit status.
+
+    Raises:
+        RecordError: if the file is missing, not a record, truncated or corrupt.
+    """
     print(read_record(Path(args.file)), end="")
     return 0
 

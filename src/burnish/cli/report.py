@@ -24,6 +24,7 @@ SPLITS = ("train", "valid")
 
 
 def add_parser(commands: Any) -> None:
+    """Add the `report` subcommand to `commands` (the parser's subparsers)."""
     parser = commands.add_parser(
         "report",
         help="one self-contained HTML page about a run",
@@ -39,6 +40,14 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Write the HTML report of the run `args.directory` to `args.output` (or `DIR/report.html`).
+
+    Returns:
+        0, the exit status.
+
+    Raises:
+        CommandError: if the output is a directory, or `DIR` is missing or holds no metric logs.
+    """
     from burnish.cli.page import render_page
 
     directory = Path(args.directory)

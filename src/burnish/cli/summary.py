@@ -12,6 +12,7 @@ __all__ = ["add_parser", "learner_summary", "run"]
 
 
 def add_parser(commands: Any) -> None:
+    """Add the `summary` subcommand to `commands` (the parser's subparsers)."""
     parser = commands.add_parser(
         "summary",
         help="the learner summary of a run, from its logs",
@@ -24,6 +25,14 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print the learner summary of the run `args.directory`, read from its metric logs.
+
+    Returns:
+        0, the exit status.
+
+    Raises:
+        CommandError: if the directory is missing, not a directory, or holds no metric logs.
+    """
     print(learner_summary(Path(args.directory)), end="")
     return 0
 

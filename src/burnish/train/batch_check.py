@@ -12,6 +12,7 @@ __all__ = ["check_batch_device", "model_device"]
 
 
 def model_device(model: nn.Module) -> torch.device:
+    """The device of the model's first parameter (CPU for a model without parameters)."""
     for tensor in model.parameters():
         return tensor.device
     return torch.device("cpu")
@@ -36,6 +37,15 @@ def _first_tensor(value: Any, name: str = "batch") -> tuple[str, torch.Tensor] |
 
 
 def check_batch_device(batch: Any, model: nn.Module) -> None:
+    """Check that the first tensor found in `batch` is on the model's device.
+
+    Args:
+        batch: A tensor, or a dataclass, dict, list, tuple or object holding tensors.
+        model: The model the batch is for.
+
+    Raises:
+        ValueError: naming the tensor and both devices, with the ways to fix it.
+    """
     found = _first_tensor(batch)
     expected = model_device(model)
     if found is None or found[1].device == expected:

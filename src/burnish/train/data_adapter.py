@@ -71,15 +71,19 @@ class BurnishDataAdapter(DataAdapter):
         self.loader = loader
 
     def to_device(self, device: torch.device) -> DataAdapter:
+        """An adapter over the loader with its batches moved to `device`."""
         return BurnishDataAdapter(self.loader.to_device(device))
 
     def shard(self, rank: int, world_size: int) -> DataAdapter:
+        """An adapter over the loader's share `rank` of `world_size` of every epoch."""
         return BurnishDataAdapter(self.loader.shard(rank, world_size))
 
     def to_record(self) -> dict[str, Any] | None:
+        """The loader's position (epoch, seed, settings) for a checkpoint."""
         return self.loader.to_record()
 
     def load_record(self, record: dict[str, Any]) -> None:
+        """Continue from a `to_record()` position."""
         self.loader.load_record(record)
 
     def _iterate(self, skip: int) -> Iterator[Any]:
@@ -101,9 +105,11 @@ class IterableDataAdapter(DataAdapter):
         self.loader = loader
 
     def to_device(self, device: torch.device) -> DataAdapter:
+        """This adapter: the batches stay where the loader puts them."""
         return self
 
     def shard(self, rank: int, world_size: int) -> DataAdapter:
+        """This adapter, unsharded (a warning says that every rank reads all of it)."""
         log.warning(
             "%s has no `shard`: every rank iterates it as it is. Give it a "
             "torch.utils.data.DistributedSampler, or use burnish's DataLoaderBuilder.",
@@ -112,9 +118,11 @@ class IterableDataAdapter(DataAdapter):
         return self
 
     def to_record(self) -> dict[str, Any] | None:
+        """None: a foreign loader's position is not recorded."""
         return None
 
     def load_record(self, record: dict[str, Any]) -> None:
+        """Nothing to restore (a resumed epoch skips batches by drawing them)."""
         pass
 
     def _iterate(self, skip: int) -> Iterator[Any]:

@@ -202,6 +202,7 @@ class SequenceOutput:
 
     @property
     def batch_size(self) -> int:
+        """The number of items in the batch (the first dimension of `targets`)."""
         return self.targets.shape[0]
 
     def predicted_tokens(self) -> torch.Tensor:

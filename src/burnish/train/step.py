@@ -18,7 +18,8 @@ class TrainStep(Protocol):
     `TrainOutput(self, grads, item)`; the learner then steps the optimizer with those gradients.
     """
 
-    def train_step(self, batch: Any) -> TrainOutput[Any]: ...
+    def train_step(self, batch: Any) -> TrainOutput[Any]:
+        """Run the forward and backward passes on `batch`; return its gradients and the item."""
 
 
 @runtime_checkable
@@ -28,4 +29,5 @@ class ValidStep(Protocol):
     The learner calls `valid_step(batch)` on `model.valid()`: eval mode, no autograd.
     """
 
-    def valid_step(self, batch: Any) -> Any: ...
+    def valid_step(self, batch: Any) -> Any:
+        """Run the forward pass on `batch` (no autograd); return the item the metrics read."""

@@ -185,14 +185,17 @@ class DataLoader(Generic[O]):
 
     @property
     def device(self) -> torch.device:
+        """The device batches are moved to (`set_device`)."""
         return self._device
 
     @property
     def batch_size(self) -> int:
+        """Items per batch (the last batch of an epoch may hold fewer)."""
         return self._sampler.batch_size
 
     @property
     def num_workers(self) -> int:
+        """Worker processes that load batches (0: in the main process)."""
         return self._num_workers
 
     @property
@@ -202,6 +205,7 @@ class DataLoader(Generic[O]):
 
     @property
     def dataset(self) -> Dataset[Any]:
+        """The dataset the loader reads."""
         return self._dataset
 
     def to_record(self) -> dict[str, Any]:

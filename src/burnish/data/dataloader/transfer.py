@@ -46,5 +46,6 @@ class PinnableBatch:
         self.value = value
 
     def pin_memory(self) -> PinnableBatch:
+        """Pin every tensor of the batch in page-locked memory; returns `self`."""
         self.value = map_tensors(self.value, lambda tensor: tensor.pin_memory())
         return self

@@ -35,6 +35,7 @@ class InMemDataset(Dataset[I], Generic[I]):
         self.items: list[I] = list(items)
 
     def get(self, index: int) -> I | None:
+        """The item at `index`, or `None` if `index` is not in `[0, len(self))`."""
         if 0 <= index < len(self.items):
             return self.items[index]
         return None

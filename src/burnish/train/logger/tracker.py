@@ -101,6 +101,7 @@ class ResumePosition:
         return step <= self.step
 
     def to_dict(self) -> dict[str, Any]:
+        """The position as a plain dict (`epoch`, `iteration`, `step`, `train_ended`)."""
         return dataclasses.asdict(self)
 
 

@@ -27,6 +27,7 @@ class AccuracyInput:
 
     @property
     def batch_size(self) -> int:
+        """The number of items in the batch (the first dimension of `outputs`)."""
         return self.outputs.shape[0]
 
 
@@ -39,6 +40,7 @@ class TopKAccuracyInput:
 
     @property
     def batch_size(self) -> int:
+        """The number of items in the batch (the first dimension of `outputs`)."""
         return self.outputs.shape[0]
 
 

@@ -56,6 +56,7 @@ class ConfusionStatsInput:
 
     @property
     def batch_size(self) -> int:
+        """The number of items in the batch (the first dimension of `predictions`)."""
         return self.predictions.shape[0]
 
 

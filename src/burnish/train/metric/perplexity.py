@@ -27,6 +27,7 @@ class PerplexityInput:
 
     @property
     def batch_size(self) -> int:
+        """The number of items in the batch (the first dimension of `outputs`)."""
         return self.outputs.shape[0]
 
 

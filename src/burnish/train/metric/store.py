@@ -48,11 +48,13 @@ class MetricFinder(Protocol):
 
     def find_metric(
         self, name: str, epoch: int, aggregate: Aggregate, split: Split | str
-    ) -> float | None: ...
+    ) -> float | None:
+        """The `aggregate` of metric `name` over `epoch` of `split`, None if nothing was logged."""
 
     def find_epoch(
         self, name: str, aggregate: Aggregate, direction: Direction, split: Split | str
-    ) -> int | None: ...
+    ) -> int | None:
+        """The epoch with the best `aggregate` of `name` in `direction`; None if none has one."""
 
 
 def metric_name(metric: Any) -> str:

@@ -25,6 +25,7 @@ class ComposedDataset(Dataset[I], Generic[I]):
         self.datasets = list(datasets)
 
     def get(self, index: int) -> I | None:
+        """The item at `index` of the concatenation, or `None` if `index` is out of range."""
         if index < 0:
             return None
         ends = list(itertools.accumulate(len(dataset) for dataset in self.datasets))

@@ -48,6 +48,7 @@ class MapperDataset(Dataset[O], Generic[I, O]):
         self._function: Callable[[I], O] = function
 
     def get(self, index: int) -> O | None:
+        """The mapped item at `index`, or `None` if `index` is not in `[0, len(self))`."""
         item = self.dataset.get(index)
         return None if item is None else self._function(item)
 

@@ -34,6 +34,7 @@ class PartialDataset(Dataset[I], Generic[I]):
         self.end_index = end_index
 
     def get(self, index: int) -> I | None:
+        """The item at `start_index + index` of the source, or `None` outside the range."""
         if not 0 <= index < len(self):
             return None
         return self.dataset.get(index + self.start_index)
@@ -42,6 +43,7 @@ class PartialDataset(Dataset[I], Generic[I]):
         return max(0, min(self.end_index, len(self.dataset)) - self.start_index)
 
     def get_stacked(self, indices: np.ndarray) -> I | None:
+        """The source's stacked items at `indices + start_index` (see `Dataset.get_stacked`)."""
         return self.dataset.get_stacked(indices + self.start_index)
 
     @staticmethod

@@ -82,6 +82,7 @@ class SamplerDataset(Dataset[I], Generic[I]):
         return self.replacement
 
     def get(self, index: int) -> I | None:
+        """The next random draw if `0 <= index < len(self)`, else `None` (`index` only bounds)."""
         if not 0 <= index < self.size:
             return None
         return self.dataset.get(self._next_index())

@@ -109,6 +109,7 @@ class SelectionDataset(Dataset[I], Generic[I]):
         return [self.slice(bounds[i], bounds[i + 1]) for i in range(num)]
 
     def get(self, index: int) -> I | None:
+        """The source's item at `indices[index]`, or `None` if `index` is out of range."""
         if not 0 <= index < len(self.indices):
             return None
         return self.dataset.get(int(self.indices[index]))
@@ -117,4 +118,5 @@ class SelectionDataset(Dataset[I], Generic[I]):
         return len(self.indices)
 
     def get_stacked(self, indices: np.ndarray) -> I | None:
+        """The source's stacked items at `self.indices[indices]` (see `Dataset.get_stacked`)."""
         return self.dataset.get_stacked(self.indices[indices])

@@ -37,10 +37,12 @@ class ShuffledDataset(Dataset[I], Generic[I]):
         return self._selection.indices
 
     def get(self, index: int) -> I | None:
+        """The item at position `index` of the shuffled order, or `None` if out of range."""
         return self._selection.get(index)
 
     def __len__(self) -> int:
         return len(self._selection)
 
     def get_stacked(self, indices: np.ndarray) -> I | None:
+        """The stacked items at positions `indices` of the shuffled order."""
         return self._selection.get_stacked(indices)

@@ -33,6 +33,7 @@ class WindowsDataset(Dataset[list[I]], Generic[I]):
         self.size = size
 
     def get(self, index: int) -> list[I] | None:
+        """The window starting at `index` (a list of `size` items), or `None` if out of range."""
         if not 0 <= index < len(self):
             return None
         window = []

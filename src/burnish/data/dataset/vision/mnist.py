@@ -160,6 +160,7 @@ class MnistDataset(Dataset[MnistItem]):
         return folders
 
     def get(self, index: int) -> MnistItem | None:
+        """Image `index` (float32 pixels in `[0, 255]`) and its label, or `None` if out of range."""
         if not 0 <= index < len(self.labels):
             return None
         return MnistItem(self.images[index].astype(np.float32), int(self.labels[index]))
