@@ -204,3 +204,19 @@ def test_interrupted_mid_accumulation_then_resumed_is_exact(tmp_path):
         assert (tmp_path / "resumed" / relative).read_bytes() == (
             tmp_path / "straight" / relative
         ).read_bytes()
+
+
+def test_the_model_summary_opens_the_experiment_log_and_the_dashboard(tmp_path):
+    import io
+
+    from burnish.train.renderer import CliMetricsRenderer
+
+    shown = io.StringIO()
+    fit(tmp_path, epochs=1, configure=lambda b: b.renderer(CliMetricsRenderer(file=shown)))
+    total = sum(p.numel() for p in Mlp().parameters())  # 784*32 + 32 + 32*10 + 10
+    log_text = (tmp_path / "experiment.log").read_text()
+    assert "Model summary:" in log_text
+    assert f"Total params: {total:,}" in log_text
+    assert re.search(r"\| linear1 +\| Linear +\| +25,120 \|", log_text)
+    assert f"Total params: {total:,}" in shown.getvalue()
+    assert shown.getvalue().index("Model Summary") < shown.getvalue().index("[train]")

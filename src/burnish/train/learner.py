@@ -178,6 +178,8 @@ class _Run:
             resumed = self.checkpointer.restore(
                 self.state, self.context.device, self.context.barrier
             )
+            if self.context.is_main:
+                self._show_model()
             if self.tracking is not None:
                 settings = run_settings(self.options, self.context, self.state)
                 position = self.state.position if resumed else None
@@ -190,6 +192,14 @@ class _Run:
                 model = final_model_file(self.options.checkpointer)
                 self.tracking.finish(None if summary is None else str(summary), model)
             return result
+
+    def _show_model(self) -> None:
+        """The model summary in the experiment log and the dashboard."""
+        from burnish.module_summary import ModelSummary
+
+        summary = ModelSummary.from_module(self.state.model)
+        log.info("Model summary:\n%s", str(summary).rstrip("\n"))
+        self.renderer.model_summary(summary)
 
     def _where(self) -> tuple[int, float | None]:
         return self.state.step, self.state.lr

@@ -19,6 +19,7 @@ from burnish.train.renderer.base import MetricsRenderer, RenderSnapshot
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
+    from burnish.module_summary import ModelSummary
     from burnish.train.checkpoint.file import FileCheckpointer
     from burnish.train.checkpoint.training_state import TrainingState
     from burnish.train.distributed import DistributedContext
@@ -104,6 +105,9 @@ class Tracking(MetricsRenderer):
 
     def due(self) -> bool:
         return self.renderer.due()
+
+    def model_summary(self, summary: ModelSummary) -> None:
+        self.renderer.model_summary(summary)
 
     def render(self, snapshot: RenderSnapshot) -> None:
         self.renderer.render(snapshot)

@@ -5,9 +5,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from burnish.train.interrupter import Interrupter
 from burnish.train.split import TRAINING_SPLITS, Split
+
+if TYPE_CHECKING:
+    from burnish.module_summary import ModelSummary
 
 __all__ = ["MetricsRenderer", "RenderSnapshot", "TrainingProgress", "format_value"]
 
@@ -79,6 +83,9 @@ class MetricsRenderer(ABC):
     @abstractmethod
     def end_epoch(self, split: Split, epoch: int, values: dict[str, float]) -> None:
         """Record the final value of each numeric metric for one epoch of one split."""
+
+    def model_summary(self, summary: ModelSummary) -> None:  # noqa: B027 - optional
+        """Show the model's parameter summary before the first epoch (default: nothing)."""
 
     @abstractmethod
     def close(self) -> None:

@@ -6,7 +6,7 @@ import math
 import sys
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from burnish.train.interrupter import Interrupter
 from burnish.train.renderer.base import (
@@ -17,6 +17,9 @@ from burnish.train.renderer.base import (
     format_value,
 )
 from burnish.train.split import Split
+
+if TYPE_CHECKING:
+    from burnish.module_summary import ModelSummary
 
 __all__ = ["CliMetricsRenderer"]
 
@@ -80,6 +83,10 @@ class CliMetricsRenderer(MetricsRenderer):
         self._phase_started = now
         self._deadline = now + self.interval_s if self.interval_s is not None else math.inf
         self._print(f"Training for {num_epochs} epoch{'s' if num_epochs > 1 else ''}.")
+
+    def model_summary(self, summary: ModelSummary) -> None:
+        """Print the model's parameter table."""
+        self._print(str(summary).rstrip("\n"))
 
     def due(self) -> bool:
         """Whether a progress line may be printed at this iteration."""

@@ -116,3 +116,19 @@ def test_values_stay_short_and_names_stay_readable():
     text = screen(build_dashboard(state))
     assert re.search(r"Learning Rate\s+8\.51e-08\s+8\.45e-08\s+-\s+8\.60e-08", text)
     assert re.search(r"Metric\s+batch\s+epoch\s+batch\s+epoch", text)
+
+
+def test_the_status_panel_shows_the_model_size():
+    from rich.console import Console
+    from torch import nn
+
+    from burnish.module_summary import ModelSummary
+    from burnish.train.renderer.tui.panels import model_line, status_panel
+
+    summary = ModelSummary.from_module(nn.Sequential(nn.Linear(10, 5), nn.Linear(5, 2)))
+    assert model_line(summary) == "Sequential · 67 params (67 trainable) · 0.00 MiB"
+    state = DashboardState(3)
+    state.model = model_line(summary)
+    console = Console(width=100, record=True)
+    console.print(status_panel(state))
+    assert "67 params" in console.export_text()

@@ -54,6 +54,7 @@ class DashboardState:
         self.recent = False
         self.stopping: str | None = None
         self.finished = False
+        self.model: str | None = None
 
     def update(self, snapshot: RenderSnapshot) -> None:
         """Take in the values of one rendered iteration."""

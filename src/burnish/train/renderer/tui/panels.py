@@ -7,6 +7,7 @@ without holding the state's lock.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.layout import Layout
@@ -19,6 +20,9 @@ from burnish.train.renderer.tui.dashboard import DashboardState
 from burnish.train.renderer.tui.plot import LinePlot, PlotSeries
 from burnish.train.renderer.tui.progress import format_eta
 from burnish.train.split import TRAINING_SPLITS, Split
+
+if TYPE_CHECKING:
+    from burnish.module_summary import ModelSummary
 
 __all__ = [
     "build_dashboard",
@@ -114,9 +118,18 @@ def status_panel(state: DashboardState) -> Panel:
         percent = f" ({progress.fraction:.0%})" if progress.items_total > 0 else ""
         grid.add_row("Items", f"{progress.items_processed}/{progress.items_total}{percent}")
     grid.add_row("Elapsed", format_eta(state.clock() - state.started))
+    if state.model is not None:
+        grid.add_row("Model", state.model)
     if state.stopping:
         grid.add_row(Text("Stopping", style="bold red"), Text(state.stopping, style="red"))
     return Panel(grid, title="Status", title_align="left")
+
+
+def model_line(summary: ModelSummary) -> str:
+    """`Model · 1,234 params (1,000 trainable) · 0.01 MiB`, for the status panel."""
+    trainable = "" if summary.trainable is None else f" ({summary.trainable:,} trainable)"
+    name = summary.model or "model"
+    return f"{name} · {summary.total:,} params{trainable} · {summary.size_mib:.2f} MiB"
 
 
 def controls_panel() -> Panel:

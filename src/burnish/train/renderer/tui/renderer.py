@@ -11,7 +11,7 @@ import traceback
 import warnings
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.console import Console, ConsoleDimensions
 from rich.live import Live
@@ -25,8 +25,11 @@ from burnish.train.renderer.base import (
 )
 from burnish.train.renderer.tui.dashboard import DashboardState
 from burnish.train.renderer.tui.keyboard import KeyReader
-from burnish.train.renderer.tui.panels import build_dashboard
+from burnish.train.renderer.tui.panels import build_dashboard, model_line
 from burnish.train.split import Split
+
+if TYPE_CHECKING:
+    from burnish.module_summary import ModelSummary
 
 __all__ = ["TuiMetricsRenderer", "terminal_console"]
 
@@ -135,6 +138,14 @@ class TuiMetricsRenderer(MetricsRenderer):
             return
         with self._lock:
             self._state.end_epoch(split, epoch, values)
+            self._dirty = True
+
+    def model_summary(self, summary: ModelSummary) -> None:
+        """Show the model's size in the status panel."""
+        if self._state is None:
+            return
+        with self._lock:
+            self._state.model = model_line(summary)
             self._dirty = True
 
     def close(self) -> None:
