@@ -73,8 +73,36 @@ def config(cls: type[T]) -> type[T]:
     `with_<field>(value)` method returning a modified copy. `save`/`load` write and read
     pretty JSON; `str(cfg)` is that JSON.
 
+    Args:
+        cls: a class with annotated fields (a field may itself be a `@config` class).
+
+    Returns:
+        The class as a dataclass with `save`, `load`, `to_dict`, `from_dict`, `to_json` and
+        the `with_<field>` methods.
+
     Raises:
         TypeError: if `cls` is not a class.
+
+    Example:
+        Burn's `#[derive(Config)]` with `#[config(default = ...)]`:
+
+        >>> import burnish as bn
+        >>> @bn.config
+        ... class ModelConfig:
+        ...     num_classes: int
+        ...     hidden_size: int
+        ...     dropout: float = 0.5
+        >>> @bn.config
+        ... class TrainingConfig:
+        ...     model: ModelConfig
+        ...     num_epochs: int = 10
+        ...     learning_rate: float = 1e-4
+        >>> config = TrainingConfig(ModelConfig(10, 512)).with_num_epochs(3)
+        >>> config.model.dropout, config.num_epochs
+        (0.5, 3)
+        >>> path = config.save("artifacts/config.json")
+        >>> TrainingConfig.load(path) == config
+        True
     """
     if not isinstance(cls, type):
         raise TypeError(f"@config decorates a class. Received: {cls!r}.")

@@ -53,12 +53,27 @@ class Optimizer(ABC):
 
         Raises:
             TypeError: if `lr` is not a real number or `grads` is not a GradientsParams.
+
+        Example:
+            >>> import torch
+            >>> import burnish as bn
+            >>> from burnish.optim import AdamConfig, GradientsParams
+            >>> model, optim = torch.nn.Linear(3, 1), AdamConfig().init()
+            >>> before = model.weight.detach().clone()
+            >>> loss = model(torch.ones(2, 3)).mean()
+            >>> grads = GradientsParams.from_grads(bn.backward(loss), model)
+            >>> model = optim.step(1e-3, model, grads)
+            >>> bool((model.weight != before).all()), grads.is_empty()
+            (True, True)
+            >>> sorted(optim.to_record()["state"])  # Adam's state, per parameter id
+            ['bias', 'weight']
         """
         return self._step(lr, model, grads, None)
 
     def _step(self, lr: float, model: M, grads: GradientsParams, found_inf: Tensor | None) -> M:
         """`step`, skipped where `found_inf` (a device flag from `GradScaler`) is nonzero."""
-        lr = _check_lr(lr)
+        if not (isinstance(lr, Tensor) and torch.compiler.is_compiling()):
+            lr = _check_lr(lr)  # a compiled step passes a device tensor: no recompile per value
         if not isinstance(grads, GradientsParams):
             raise TypeError(
                 "`grads` must be a GradientsParams (GradientsParams.from_grads(grads, model)). "

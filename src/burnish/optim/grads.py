@@ -144,17 +144,29 @@ def backward(loss: Tensor) -> Gradients:
         ValueError: if `loss` does not require gradients (computed under `torch.no_grad`,
             on `bn.valid(model)`, or from tensors that do not require gradients).
 
-    Example:
-        >>> grads = bn.backward(loss)
-        >>> grads = GradientsParams.from_grads(grads, model)
-        >>> model = optim.step(1e-3, model, grads)
-
     Inside `GradScaler.scaling()` (the Learner's float16 mixed precision), the loss is
     multiplied by the scaler's scale first, so the returned gradients are scaled.
+
+    Example:
+        One step of a custom training loop (Burn: `loss.backward()`,
+        `GradientsParams::from_grads`, `optim.step(lr, model, grads)`):
+
+        >>> import torch
+        >>> import burnish as bn
+        >>> from burnish.optim import GradientsParams, SgdConfig
+        >>> model, optim = torch.nn.Linear(3, 1), SgdConfig().init()
+        >>> loss = model(torch.ones(4, 3)).pow(2).mean()
+        >>> grads = bn.backward(loss)
+        >>> bn.grad(model.bias, grads).shape  # one tensor's gradient, Burn's `tensor.grad`
+        torch.Size([1])
+        >>> grads = GradientsParams.from_grads(grads, model)
+        >>> model = optim.step(1e-2, model, grads)
+        >>> model.weight.grad is None  # `.grad` is never written: no `zero_grad`
+        True
     """
     if not isinstance(loss, Tensor):
         raise TypeError(f"`loss` must be a torch.Tensor. Received: {type(loss).__name__}.")
-    if not loss.requires_grad or loss.grad_fn is None:
+    if not loss.requires_grad or (not _compiling() and loss.grad_fn is None):
         raise ValueError(
             "`loss` does not require gradients, so there is nothing to differentiate. Received "
             f"a tensor with requires_grad={loss.requires_grad}. Compute it from the training "
@@ -202,6 +214,11 @@ def _compute(loss: Tensor, inputs: list[Tensor]) -> Iterable[Tensor | None]:
     return torch.autograd.grad(loss, inputs, grad_outputs=seed, allow_unused=True)
 
 
+def _compiling() -> bool:
+    """Whether `torch.compile` is tracing this call (the Learner's compiled whole step)."""
+    return torch.compiler.is_compiling()
+
+
 def _distributed() -> bool:
     dist = torch.distributed
     return dist.is_available() and dist.is_initialized()
@@ -246,6 +263,8 @@ def _owned(
     copied into its tensor's current layout.
     """
     values = list(values)
+    if _compiling():  # traced: the graph's outputs are fresh tensors, and have no storage yet
+        return values
     if strides is None:
         strides = list(map(_STRIDE, tensors))
     present = list(map(_is_not_none, values))

@@ -27,11 +27,33 @@ _GRAD = itemgetter(2)
 
 
 class GradientsParams:
-    """Per-parameter gradients: what `optim.step(lr, model, grads)` consumes.
+    """Per-parameter gradients: what `optim.step(lr, model, grads)` consumes (Burn's type).
+
+    Build it from `bn.backward(loss)` with `from_grads` (every parameter of a module),
+    `from_module` (one submodule's, leaving the rest in the `Gradients`) or `from_params`
+    (chosen parameters). A parameter is named by its tensor or by its qualified name.
+    `optim.step` removes the gradients it applies, so one `GradientsParams` can feed several
+    optimizers, each taking its own parameters.
 
     Example:
-        >>> grads = GradientsParams.from_grads(bn.backward(loss), model)
-        >>> len(grads), grads.get("linear1.bias") is grads.get(model.linear1.bias)
+        Two optimizers with their own learning rates on one model:
+
+        >>> import torch
+        >>> import burnish as bn
+        >>> from burnish.optim import AdamConfig, GradientsParams, SgdConfig
+        >>> model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(4, 1))
+        >>> loss = model(torch.ones(2, 3)).sum()
+        >>> grads = bn.backward(loss)
+        >>> head = GradientsParams.from_params(grads, model, ["1.weight", "1.bias"])
+        >>> body = GradientsParams.from_grads(grads, model)  # what is left: model[0]'s
+        >>> head.ids(), len(body)
+        (['1.weight', '1.bias'], 2)
+        >>> body.get("0.bias") is body.get(model[0].bias)
+        True
+        >>> model = SgdConfig().init().step(1e-2, model, body)
+        >>> model = AdamConfig().init().step(1e-3, model, head)
+        >>> body.is_empty(), head.is_empty()  # consumed by the steps
+        (True, True)
     """
 
     __slots__ = ("_dense", "_dict", "_names")

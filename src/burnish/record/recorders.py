@@ -49,7 +49,29 @@ __all__ = [
 
 
 class NamedMpkFileRecorder(FileRecorder):
-    """Named MessagePack: self-describing, compact, fast (Burn's default format)."""
+    """Named MessagePack: self-describing, compact, fast (Burn's default format).
+
+    Any record (nested dicts and lists of tensors, numbers, strings) can be saved, not only a
+    module's; tensors come back in the dtype they were saved from, rounded through the stored
+    precision.
+
+    Args:
+        settings: the stored precision (`FullPrecisionSettings`, the default,
+            `HalfPrecisionSettings` or `DoublePrecisionSettings`), an instance or a class.
+
+    Example:
+        >>> import torch
+        >>> from burnish.record import HalfPrecisionSettings, NamedMpkFileRecorder
+        >>> recorder = NamedMpkFileRecorder(HalfPrecisionSettings())
+        >>> record = {"step": 3, "weights": [torch.ones(2), torch.zeros(2, dtype=torch.float64)]}
+        >>> recorder.record(record, "artifacts/state")  # the extension is added
+        PosixPath('artifacts/state.mpk')
+        >>> loaded = recorder.load("artifacts/state")
+        >>> loaded["step"], loaded["weights"][1].dtype  # float64, stored as float16
+        (3, torch.float64)
+        >>> recorder.load_metadata("artifacts/state.mpk").settings
+        'HalfPrecisionSettings'
+    """
 
     file_extension = "mpk"
     format = "burnish.mpk"
@@ -73,7 +95,24 @@ class NamedMpkGzFileRecorder(NamedMpkFileRecorder):
 
 
 class CompactRecorder(NamedMpkFileRecorder):
-    """Named MessagePack at half precision (Burn's `CompactRecorder`): half the size."""
+    """Named MessagePack at half precision (Burn's `CompactRecorder`): half the size.
+
+    Example:
+        Save a trained model and load it into a fresh one (Burn: `model.save_file(path,
+        &recorder)`, `model.load_file(path, &recorder, &device)`):
+
+        >>> import torch
+        >>> import burnish as bn
+        >>> from burnish.record import CompactRecorder
+        >>> model = torch.nn.Linear(3, 2)
+        >>> bn.save_file(model, "artifacts/model", CompactRecorder())
+        PosixPath('artifacts/model.mpk')
+        >>> fresh = bn.load_file(torch.nn.Linear(3, 2), "artifacts/model", CompactRecorder())
+        >>> torch.allclose(fresh.weight, model.weight, atol=1e-3), fresh.weight.dtype
+        (True, torch.float32)
+
+        A `bn.Module` has the same as methods: `model.save_file(path, recorder)`.
+    """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(HalfPrecisionSettings(), **kwargs)
@@ -150,6 +189,17 @@ class SafetensorsFileRecorder(FileRecorder):
     a module's file as its `state_dict`. Nested records round-trip exactly. `load` also takes
     a `LoadArgs` to import a foreign file with key remapping; such files (and burnish files
     loaded with remapping) come back as a flat `{name: tensor}` dict.
+
+    Example:
+        >>> import torch
+        >>> import burnish as bn
+        >>> from safetensors.torch import load_file
+        >>> from burnish.record import SafetensorsFileRecorder
+        >>> model = torch.nn.Linear(3, 2)
+        >>> path = bn.save_file(model, "artifacts/linear", SafetensorsFileRecorder())
+        >>> sorted(load_file(path))  # the state_dict, for any safetensors reader
+        ['bias', 'weight']
+        >>> model = bn.load_file(model, path, SafetensorsFileRecorder())
     """
 
     file_extension = "safetensors"
@@ -191,6 +241,24 @@ class PyTorchFileRecorder(FileRecorder):
     The file is read with `torch.load(weights_only=True)`: only tensors and plain containers
     load, no code runs. The result is flattened to `{name: tensor}` (a `state_dict`).
     Tensors keep the file's dtypes; `load_record` casts them to the module's.
+
+    Example:
+        A checkpoint saved by a PyTorch script, its weights under `"model"` with DDP's
+        `module.` prefix:
+
+        >>> import torch
+        >>> import burnish as bn
+        >>> from burnish.record import LoadArgs, PyTorchFileRecorder
+        >>> model = torch.nn.Linear(3, 2)
+        >>> state = {f"module.{k}": v for k, v in model.state_dict().items()}
+        >>> torch.save({"model": state, "epoch": 7}, "artifacts/checkpoint.pt")
+        >>> args = (LoadArgs("artifacts/checkpoint.pt")
+        ...         .with_top_level_key("model")
+        ...         .with_key_remap(r"^module\\.", ""))
+        >>> record = PyTorchFileRecorder().load(args)
+        >>> sorted(record)
+        ['bias', 'weight']
+        >>> model = bn.load_record(torch.nn.Linear(3, 2), record)
     """
 
     file_extension = "pt"

@@ -20,16 +20,29 @@ class DataLoaderBuilder(Generic[O]):
     Args:
         batcher: turns a list of items into a batch (see `Batcher`).
 
+    Raises:
+        TypeError: if `batcher` has no `batch(items, device)` method.
+
     Example:
+        >>> import torch
+        >>> from burnish.data.dataloader import Batcher, DataLoaderBuilder
+        >>> from burnish.data.dataset import InMemDataset
+        >>> class PairBatcher(Batcher):
+        ...     def batch(self, items, device):
+        ...         inputs = torch.tensor([x for x, _ in items], dtype=torch.float32)
+        ...         targets = torch.tensor([y for _, y in items])
+        ...         return inputs.to(device), targets.to(device)
+        >>> dataset = InMemDataset([(float(i), i % 2) for i in range(10)])
         >>> loader = (
-        ...     DataLoaderBuilder(MnistBatcher())
-        ...     .batch_size(64)
-        ...     .shuffle(42)
-        ...     .num_workers(2)
-        ...     .set_device("cuda")
-        ...     .build(MnistDataset.train())
+        ...     DataLoaderBuilder(PairBatcher())
+        ...     .batch_size(4)
+        ...     .shuffle(42)  # a new order each epoch, the same for the same seed
+        ...     .num_workers(0)  # > 0: worker processes build the batches
+        ...     .set_device("cpu")  # e.g. "cuda": batches arrive on the GPU
+        ...     .build(dataset)
         ... )
-        >>> for batch in loader.iter(): ...
+        >>> [len(targets) for inputs, targets in loader.iter()]  # one epoch
+        [4, 4, 2]
     """
 
     def __init__(self, batcher: Batcher[Any, O]) -> None:
