@@ -4,12 +4,14 @@
     python tests/train/distributed_run.py ARTIFACT_DIR OUT [--epochs N] [--batch-size B]
         [--resume-epoch E] [--custom-loop] [--crash-at I] [--kill-at I]
         [--checkpoint-every K] [--accumulate N] [--unused] [--modify-grads] [--fsdp] [--adam]
+        [--csv]
 
 Rank 0 writes the final parameters to OUT. `--crash-at` makes rank 1 raise at its I-th step;
 `--kill-at` makes rank 0 SIGKILL itself at its I-th step (resumed with `resume()`).
 `--unused` trains a model with a parameter no step uses and one only some batches use, in
 1 KB gradient buckets; `--modify-grads` changes a gradient in place inside `train_step`.
 `--fsdp` shards the model with `strategy("fsdp")`; `--adam` trains with Adam instead of SGD.
+`--csv` also logs to `metrics-rank<RANK>.csv` with `log_to(CsvLogger(...))` on every rank.
 """
 
 from __future__ import annotations
@@ -104,6 +106,11 @@ def learner_run(args) -> torch.nn.Module:
         b = b.grads_accumulation(args.accumulate)
     if args.fsdp:
         b = b.strategy("fsdp")
+    if args.csv:
+        from burnish.train.logger import CsvLogger
+
+        rank = os.environ.get("RANK", "0")
+        b = b.log_to(CsvLogger(Path(args.artifact_dir) / f"metrics-rank{rank}.csv"))
     learner = b.build(model, optim, 0.1)
     train, valid = loaders(batch_size=args.batch_size, train_items=256, valid_items=64)
     return learner.fit(train, valid).model
@@ -142,6 +149,7 @@ def main() -> None:
     parser.add_argument("--modify-grads", action="store_true")
     parser.add_argument("--fsdp", action="store_true")
     parser.add_argument("--adam", action="store_true")
+    parser.add_argument("--csv", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(1)
     model = custom_loop(args) if args.custom_loop else learner_run(args)

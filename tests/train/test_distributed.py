@@ -53,8 +53,11 @@ def one_process(tmp_path_factory):
 
 
 def test_two_ranks_equal_one_process_on_the_concatenated_batches(one_process, tmp_path):
-    check(torchrun(str(tmp_path / "artifacts"), str(tmp_path / "final.pt")))
+    check(torchrun(str(tmp_path / "artifacts"), str(tmp_path / "final.pt"), "--csv"))
     assert_params_close(tmp_path / "final.pt", one_process / "final.pt")
+    # Trackers run on rank 0 only (every rank was given one).
+    assert (tmp_path / "artifacts" / "metrics-rank0.csv").is_file()
+    assert not (tmp_path / "artifacts" / "metrics-rank1.csv").exists()
     # Metrics are reduced over the ranks: the logs equal one process over the same items.
     for split, lines in (("train", 8), ("valid", 2)):
         for epoch in (1, 2):
