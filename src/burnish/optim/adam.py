@@ -75,14 +75,17 @@ class Adam(Optimizer):
         return decay.penalty if decay is not None else 0.0
 
     def _update(self, lr: float, params: list[Tensor], grads: list[Tensor], states: list[dict]):
+        # A tensor lr comes from a compiled step: torch's kernel then counts on the device.
+        capturable = isinstance(lr, Tensor)
         adam(
             params,
             grads,
             column(states, "moment_1"),
             column(states, "moment_2"),
             [],
-            column(states, "step"),
+            steps_on_device(states, params) if capturable else column(states, "step"),
             foreach=True,
+            capturable=capturable,
             decoupled_weight_decay=self.decoupled,
             amsgrad=False,
             beta1=self.config.beta_1,

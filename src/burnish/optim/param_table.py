@@ -107,6 +107,8 @@ def param_table(module: nn.Module) -> ParamTable:
         raise TypeError(f"Expected a torch.nn.Module. Received: {type(module).__name__}.")
     module = unwrap(module)
     table = _TABLES.get(module)
+    if table is not None and torch.compiler.is_compiling():
+        return table  # a compiled step: the eager step before it built the table
     if table is None or not _unchanged(module, table):
         table = _TABLES[module] = _build(module)
     return table

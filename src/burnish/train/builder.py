@@ -99,6 +99,7 @@ class LearnerBuilder:
         self._checkpoint_every: int | None = None
         self._deterministic = False
         self._compile: dict[str, Any] | None = None
+        self._compile_step = False
         self._mixed_precision: torch.dtype | None = None
         self._strategy_name = "ddp"
         self._shard_policy: Callable[[nn.Module], bool] | None = None
@@ -191,13 +192,35 @@ class LearnerBuilder:
             os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         return self
 
-    def compile(self, **options: Any) -> LearnerBuilder:
-        """Run the model's `forward` through `torch.compile(**options)` during `fit`.
+    def compile(self, *, step: bool = False, **options: Any) -> LearnerBuilder:
+        """Run the model through `torch.compile(**options)` during `fit`.
 
-        Opt-in: compilation takes seconds to minutes up front and pays off on long runs and on
-        GPUs; results match eager execution within float tolerance (see BENCHMARKS.md).
+        By default the model's `forward` is compiled; `bn.backward` and the optimizer step
+        stay eager. With `step=True` the whole train step is one graph: `train_step` (forward
+        and `bn.backward`) and the optimizer step, the learning rate entering as a device
+        tensor (a new value never recompiles); validation stays eager. On CUDA,
+        `compile(step=True, mode="reduce-overhead")` replays that graph as a CUDA graph, torch
+        copying each batch into its static input buffers: one launch per iteration instead of
+        one per kernel. `fullgraph=True` and `dynamic=False` are the defaults of that path, so
+        a batch of another shape (the last, partial one) compiles a second graph, once, and
+        anything the graph cannot hold is an error rather than a silent slow step.
+
+        Compiling pays when shapes are static, the run is long enough to repay the compile
+        time spent up front (seconds to minutes), and the step is bound by kernel launches
+        (small models on a GPU); on a CPU, or a short run, eager is usually faster. Results
+        match eager execution within float tolerance. See docs/performance.md.
+
+        Example:
+            >>> builder.compile(step=True, mode="reduce-overhead")  # doctest: +SKIP
+
+        Args:
+            step: compile the whole train step instead of the forward. Needs an `Sgd`, `Adam`
+                or `AdamW` optimizer and one process, and works without gradient accumulation
+                and float16 loss scaling (bfloat16 works); `build` refuses the rest.
+            **options: keyword arguments of `torch.compile` (`mode`, `backend`, ...).
         """
         self._compile = dict(options)
+        self._compile_step = step
         return self
 
     def mixed_precision(self, precision: str | torch.dtype) -> LearnerBuilder:
@@ -369,6 +392,16 @@ class LearnerBuilder:
         from burnish.train.learner import Learner
 
         options = self._options()
+        if options.compile_step:
+            from burnish.train.compile import check_compiled_step
+
+            check_compiled_step(
+                optim,
+                grads_accumulation=options.grads_accumulation,
+                mixed_precision=options.mixed_precision,
+                strategy=options.strategy,
+                world_size=int(os.environ.get("WORLD_SIZE", "1")),
+            )
         return Learner(
             model, optim, as_scheduler(lr_scheduler), options, dataloader_train, dataloader_valid
         )
@@ -411,6 +444,7 @@ class LearnerBuilder:
             checkpoint_every=self._checkpoint_every,
             deterministic=self._deterministic,
             compile=self._compile,
+            compile_step=self._compile_step,
             mixed_precision=self._mixed_precision,
             strategy=self._strategy_name,
             shard_policy=self._shard_policy,

@@ -21,7 +21,12 @@ from burnish.train.accumulation import Accumulation
 from burnish.train.batch_check import check_batch_device, model_device
 from burnish.train.checkpoint.learning import LearningCheckpointer
 from burnish.train.checkpoint.training_state import TrainingState
-from burnish.train.compile import compiled_forward
+from burnish.train.compile import (
+    CompiledTrainStep,
+    check_compiled_step,
+    compiled_forward,
+    tracing_autograd,
+)
 from burnish.train.data_adapter import DataAdapter, data_adapter
 from burnish.train.distributed import DistributedContext
 from burnish.train.fsdp import shard_model
@@ -172,6 +177,18 @@ class _Run:
             if context.enabled and not self.sharded  # FSDP reduce-scatters in backward
             else None
         )
+        self.compiled_step: CompiledTrainStep | None = None
+        if options.compile_step and options.compile is not None:
+            check_compiled_step(
+                learner.optim,
+                grads_accumulation=options.grads_accumulation,
+                mixed_precision=options.mixed_precision,
+                strategy=options.strategy,
+                world_size=context.world_size,
+            )
+            self.compiled_step = CompiledTrainStep(
+                model, learner.optim, options.compile, self.precision
+            )
 
     def fit(self) -> TrainingResult:
         with self._session():
@@ -245,10 +262,14 @@ class _Run:
             state.step += 1
             if self.grad_sync is not None:  # the backward pass launches the all-reduces
                 self.grad_sync.prepare(state.model)
-            output = self._train_step(batch)
-            self._optimize(output, lr)
+            if self.compiled_step is not None:  # train_step and the optimizer step, one graph
+                item = self.compiled_step(batch, lr)
+            else:
+                output = self._train_step(batch)
+                self._optimize(output, lr)
+                item = output.item
             state.position.iteration = iteration
-            self.processor.process(Split.TRAIN, output.item, *self._metadata(loader, iteration, lr))
+            self.processor.process(Split.TRAIN, item, *self._metadata(loader, iteration, lr))
             if self._stop_requested(iteration):
                 self.checkpointer.save_iteration(state)
                 return False
@@ -379,7 +400,9 @@ class _Run:
                 stack.callback(self.grad_sync.close)
             stack.enter_context(_deterministic(options.deterministic))
             modules = [self.state.model, self.valid_model]
-            stack.enter_context(compiled_forward(modules, options.compile))
+            if self.compiled_step is None:
+                stack.enter_context(compiled_forward(modules, options.compile))
+            stack.enter_context(tracing_autograd(self.compiled_step is not None))
             if self.tracking is not None:
                 stack.callback(self.tracking.close_trackers)
             self.renderer.start(options.num_epochs, options.interrupter)

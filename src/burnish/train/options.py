@@ -51,6 +51,8 @@ class LearnerOptions:
         checkpoint_every: also checkpoint every this many training iterations.
         deterministic: use torch's deterministic algorithms during `fit`.
         compile: `torch.compile` options for the model's forward, None: eager.
+        compile_step: whether `compile` applies to the whole train step (forward, backward and
+            optimizer step as one graph) instead of the forward.
         mixed_precision: the half type the steps run in under autocast, None: float32.
         strategy: how the model is spread over several ranks: `"ddp"` (replicated, gradients
             averaged) or `"fsdp"` (sharded with FSDP2).
@@ -77,6 +79,7 @@ class LearnerOptions:
     checkpoint_every: int | None = None
     deterministic: bool = False
     compile: Mapping[str, Any] | None = None
+    compile_step: bool = False
     mixed_precision: torch.dtype | None = None
     strategy: str = "ddp"
     shard_policy: Callable[[nn.Module], bool] | None = None
