@@ -101,15 +101,19 @@ class Tracking(MetricsRenderer):
     # -- the renderer's interface ----------------------------------------------------------
 
     def start(self, num_epochs: int, interrupter: Interrupter) -> None:
+        """Start the renderer (trackers start in `start_run`, after the checkpoint is restored)."""
         self.renderer.start(num_epochs, interrupter)
 
     def due(self) -> bool:
+        """Whether the renderer wants values now (its refresh pace, which trackers share)."""
         return self.renderer.due()
 
     def model_summary(self, summary: ModelSummary) -> None:
+        """Show the model summary in the renderer."""
         self.renderer.model_summary(summary)
 
     def render(self, snapshot: RenderSnapshot) -> None:
+        """Render `snapshot`, then log its numeric values to the started trackers (an iteration)."""
         self.renderer.render(snapshot)
         if not self.started:
             return
@@ -128,6 +132,7 @@ class Tracking(MetricsRenderer):
             )
 
     def end_epoch(self, split: Split, epoch: int, values: dict[str, float]) -> None:
+        """Show an epoch's values, then log them to the started trackers (with the training lr)."""
         self.renderer.end_epoch(split, epoch, values)
         if not self.started:
             return
@@ -136,6 +141,7 @@ class Tracking(MetricsRenderer):
             tracker.log_epoch(split.value, epoch, values, lr if split is Split.TRAIN else None)
 
     def close(self) -> None:
+        """Close the renderer; the trackers are closed by `close_trackers`."""
         self.renderer.close()
 
 

@@ -139,7 +139,8 @@ class Adaptor(Protocol):
     `adapt(input_type)` returns an instance of `input_type`, or `NotImplemented` when it cannot.
     """
 
-    def adapt(self, input_type: type[T]) -> T: ...
+    def adapt(self, input_type: type[T]) -> T:
+        """An instance of `input_type` built from this output, or `NotImplemented`."""
 
 
 def adapt(item: Any, input_type: type[T]) -> T:

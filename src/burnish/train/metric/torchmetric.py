@@ -33,6 +33,7 @@ class TorchMetricInput:
 
     @property
     def batch_size(self) -> int:
+        """The number of items in the batch (the first dimension of `preds`; 1 for a scalar)."""
         return self.preds.shape[0] if self.preds.ndim else 1
 
 
