@@ -33,7 +33,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-__all__ = ["ParamTable", "current", "invalidate_tables", "param_table", "unwrap"]
+__all__ = ["ParamTable", "current", "invalidate_tables", "param_table", "trace_table", "unwrap"]
 
 _PARAMETERS = attrgetter("_parameters")
 _MODULES = attrgetter("_modules")
@@ -95,6 +95,8 @@ class ParamTable:
 
 
 _TABLES: weakref.WeakKeyDictionary[nn.Module, ParamTable] = weakref.WeakKeyDictionary()
+# The module whose table a compiled train step reads while traced (`trace_table`).
+_traced: tuple[nn.Module, ParamTable] | None = None
 
 
 def param_table(module: nn.Module) -> ParamTable:
@@ -106,12 +108,23 @@ def param_table(module: nn.Module) -> ParamTable:
     if not isinstance(module, nn.Module):
         raise TypeError(f"Expected a torch.nn.Module. Received: {type(module).__name__}.")
     module = unwrap(module)
+    if torch.compiler.is_compiling() and _traced is not None and _traced[0] is module:
+        return _traced[1]  # a compiled train step; dynamo guards on this pair, not on _TABLES
     table = _TABLES.get(module)
-    if table is not None and torch.compiler.is_compiling():
-        return table  # a compiled step: the eager step before it built the table
     if table is None or not _unchanged(module, table):
         table = _TABLES[module] = _build(module)
     return table
+
+
+def trace_table(module: nn.Module | None) -> ParamTable | None:
+    """Pin `module`'s table for `torch.compile` to read (None: unpin); returns the table.
+
+    While traced, `param_table(module)` returns the pinned table unchecked: the compiled
+    graph holds the parameters it traced, and dynamo guards on the module's identity.
+    """
+    global _traced
+    _traced = None if module is None else (unwrap(module), param_table(module))
+    return None if _traced is None else _traced[1]
 
 
 def current(module: nn.Module, table: ParamTable) -> bool:

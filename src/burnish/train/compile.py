@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import types
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,7 @@ import torch
 from torch import Tensor, nn
 
 from burnish.optim import Adam, GradientsParams, Optimizer, Sgd
-from burnish.optim.param_table import param_table
+from burnish.optim.param_table import trace_table
 
 if TYPE_CHECKING:
     from burnish.train.precision import MixedPrecision
@@ -127,9 +128,10 @@ class CompiledTrainStep:
         self.precision = precision
         self.clone_outputs = options.get("mode") in ("reduce-overhead", "max-autotune")
         self._lr: Tensor | None = None
-        self._function = torch.compile(
-            self._step, **{"fullgraph": True, "dynamic": False, **options}
-        )
+        # dynamo caches graphs per code object: a copy of `_step`'s code for each run keeps
+        # the graphs of earlier runs (and their models) out of this one's cache and limit.
+        step = types.FunctionType(CompiledTrainStep._step.__code__.replace(), globals(), "_step")
+        self._function = torch.compile(step, **{"fullgraph": True, "dynamic": False, **options})
 
     def __call__(self, batch: Any, lr: float) -> Any:
         """Train on `batch` with learning rate `lr`; returns the item for the metrics."""
@@ -138,12 +140,13 @@ class CompiledTrainStep:
         self._lr.fill_(lr)
         if self.clone_outputs:
             torch.compiler.cudagraph_mark_step_begin()
-            return _map_tensors(self._function(batch, self._lr), Tensor.clone)
-        return self._function(batch, self._lr)
+            return _map_tensors(self._function(self, batch, self._lr), Tensor.clone)
+        return self._function(self, batch, self._lr)
 
     def _prepare(self) -> Tensor:
         """The table and optimizer state, made eagerly; the lr tensor on the model's device."""
-        table = param_table(self.model)
+        table = trace_table(self.model)
+        assert table is not None
         params = [p for p in table.params if p.requires_grad]
         names = [table.name_of[id(p)] for p in params]
         states = self.optim._states_of(names, params)
@@ -156,6 +159,10 @@ class CompiledTrainStep:
                     torch._dynamo.mark_static_address(value)
         device = params[0].device if params else torch.device("cpu")
         return torch.zeros((), device=device)
+
+    def close(self) -> None:
+        """Unpin the model's parameter table (the end of `fit`)."""
+        trace_table(None)
 
     def _step(self, batch: Any, lr: Tensor) -> Any:
         model, precision = self.model, self.precision

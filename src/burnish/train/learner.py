@@ -402,6 +402,8 @@ class _Run:
             modules = [self.state.model, self.valid_model]
             if self.compiled_step is None:
                 stack.enter_context(compiled_forward(modules, options.compile))
+            else:
+                stack.callback(self.compiled_step.close)
             stack.enter_context(tracing_autograd(self.compiled_step is not None))
             if self.tracking is not None:
                 stack.callback(self.tracking.close_trackers)
