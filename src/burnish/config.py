@@ -22,8 +22,8 @@ import json
 import os
 import types
 import typing
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from typing_extensions import dataclass_transform
