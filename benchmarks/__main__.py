@@ -104,6 +104,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--iterations", type=int, help="training iterations of the overhead benchmark (default 300)"
     )
     parser.add_argument("--no-lightning", action="store_true", help="skip the Lightning contender")
+    parser.add_argument(
+        "--device",
+        help="run overhead and time_to_accuracy on this device (cuda, cpu) with the data on it: "
+        "guide model and ResNet-18, eager/custom/Learner/bf16/CUDA-graph contenders "
+        "(benchmarks/device.py); default: the CPU benchmarks",
+    )
     parser.add_argument("--output", type=Path, default=Path(__file__).parent / "results.json")
     return parser.parse_args(argv)
 
@@ -113,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     names = args.benchmarks or [n for n in NAMES if n != "compile"]
     runs = args.runs or (3 if args.quick else 5)
     settings = harness.Settings(
-        runs, args.threads, args.quick, args.iterations, not args.no_lightning
+        runs, args.threads, args.quick, args.iterations, not args.no_lightning, args.device
     )
     info = machine()
     print(
@@ -143,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             "quick": args.quick,
             "iterations": args.iterations,
             "benchmarks": names,
+            "device": args.device,
         },
         "seconds": round(time.perf_counter() - started, 1),
         "rows": [vars(row) for row in rows],

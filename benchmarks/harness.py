@@ -33,6 +33,7 @@ class Settings:
     quick: bool = False
     iterations: int | None = None  # overrides the benchmark's default number of iterations
     lightning: bool = True  # run the informational Lightning contender when installed
+    device: str | None = None  # `--device`: overhead and time_to_accuracy run benchmarks.device
 
 
 @dataclasses.dataclass

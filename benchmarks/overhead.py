@@ -61,6 +61,10 @@ def children(names, iterations: int, threads: int) -> dict:
 
 def run(settings: harness.Settings, log) -> list[harness.Row]:
     """Run every contender `settings.runs` times, alternating; rows for time and peak RSS."""
+    if settings.device is not None:  # --device: the accelerator version, data on the device
+        from benchmarks import device
+
+        return device.run(settings, log, "overhead")
     iterations = settings.iterations or (100 if settings.quick else 300)
     lightning = settings.lightning and lightning_available()
     names = [n for n in CONTENDERS if n != "lightning" or lightning]

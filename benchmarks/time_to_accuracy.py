@@ -18,6 +18,10 @@ from benchmarks import harness
 
 
 def run(settings: harness.Settings, log) -> list[harness.Row]:
+    if settings.device is not None:  # --device: the accelerator version, data on the device
+        from benchmarks import device
+
+        return device.run(settings, log, "time_to_accuracy")
     epochs = 1 if settings.quick else 2
     contenders = {
         name: (

@@ -130,6 +130,8 @@ def trace_table(module: nn.Module | None) -> ParamTable | None:
 def current(module: nn.Module, table: ParamTable) -> bool:
     """Whether `table` is the cached table of `module` and no registration happened since
     it was last checked: what `optim.step` trusts right after `from_grads` checked it."""
+    if torch.compiler.is_compiling() and _traced is not None:
+        return _traced[1] is table
     return table.registrations == _Registrations.count and _TABLES.get(unwrap(module)) is table
 
 

@@ -1,0 +1,407 @@
+"""Training on an accelerator (`--device cuda`): burnish's loops against a plain eager loop.
+
+Two models, the data already on the device (each batch a slice of device tensors, in the same
+order for every contender):
+
+  guide     the guide's MNIST model (hidden 512, batch 64), MNIST images;
+  resnet18  a ResNet-18 for 3x32x32 images (defined below, no torchvision), batch 256, random
+            images and labels (the speed of a step does not depend on the pixels).
+
+Contenders, one fresh process each, alternating:
+
+  plain           `torch.optim.Adam(foreach)`, `zero_grad` / `backward` / `step`, loss and
+                  accuracy summed on the device, read once per epoch;
+  custom          burnish's custom loop: `bn.backward` -> `GradientsParams` -> `optim.step`;
+  learner         the Learner with Accuracy + Loss metrics, file loggers, the CLI renderer;
+  learner-bf16    the same with `mixed_precision("bf16")`;
+  learner-graphs  the same with `compile(step=True, mode="reduce-overhead")` (on a CPU, where
+                  there are no CUDA graphs: `compile(step=True, backend="aot_eager")`, to
+                  prove the path only);
+  lightning       PyTorch Lightning, when installed (informational).
+
+The timed region is `epochs` epochs of training (and, for `time_to_accuracy`, validation
+after each), after a warm-up of `WARMUP` iterations that every contender runs first on its own
+copy of the model (CUDA context, cuDNN autotuning, torch's compile caches; learner-graphs
+still traces its step again in the timed run, from warm caches). Targets, on a GPU: learner /
+plain <= 1.03 on both models, learner-graphs / plain <= 0.7 on the guide model.
+
+    .venv/bin/python -m benchmarks.device child learner --model guide --device cuda
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from typing import Any
+
+from benchmarks import harness
+
+CONTENDERS = ("plain", "custom", "learner", "learner-bf16", "learner-graphs", "lightning")
+MODELS = {"guide": 64, "resnet18": 256}  # model -> batch size
+LR, SEED, WARMUP = 1e-3, 42, 5
+TARGETS = {
+    "guide": {"learner": harness.at_most(1.03), "learner-graphs": harness.at_most(0.7)},
+    "resnet18": {"learner": harness.at_most(1.03)},
+}
+
+
+def run(settings: harness.Settings, log, benchmark: str = "overhead") -> list[harness.Row]:
+    """Every contender on both models, `settings.runs` times each, alternating."""
+    from benchmarks.overhead import lightning_available
+
+    device = settings.device
+    iterations = settings.iterations or (50 if settings.quick else 200)
+    epochs = 1 if benchmark == "overhead" else (1 if settings.quick else 3)
+    lightning = settings.lightning and lightning_available()
+    names = [n for n in CONTENDERS if n != "lightning" or lightning]
+    rows: list[harness.Row] = []
+    for model in MODELS:
+        contenders = {
+            name: (
+                lambda name=name, model=model: harness.run_child(
+                    harness.module_argv(
+                        "device",
+                        name,
+                        "--model",
+                        model,
+                        "--device",
+                        device,
+                        "--iterations",
+                        iterations,
+                        "--epochs",
+                        epochs,
+                        "--threads",
+                        settings.threads,
+                        "--benchmark",
+                        benchmark,
+                    ),
+                    settings.threads,
+                )
+            )
+            for name in names
+        }
+        log(f"{benchmark} on {device}, {model}: {iterations} it x {epochs} epoch(s), {names}")
+        results = harness.alternate(contenders, settings.runs, log)
+        label = f"{benchmark} {device} {model}"
+        targets = TARGETS[model] if device.startswith("cuda") else {}
+        rows += harness.rows_for(label, results, "seconds", "time", "s", "plain", targets)
+        for row in rows[-len(names) :]:
+            accuracy = harness.median([r["accuracy"] for r in results[row.contender]])
+            row.note = f"acc {accuracy:.2f}%" + (
+                "; informational" if row.contender == "lightning" else ""
+            )
+        if not device.startswith("cuda"):
+            for row in rows[-len(names) :]:
+                row.note += "; not a GPU: proves the code path only"
+    return rows
+
+
+# -- the models and data (in the child) ---------------------------------------------------------
+
+
+def resnet18(num_classes: int = 10):
+    """ResNet-18 for 32x32 images (3x3 stem, no max-pool), with burnish's train/valid steps."""
+    import torch
+    from torch import nn
+
+    import burnish as bn
+    from burnish.nn.loss import CrossEntropyLossConfig
+    from burnish.train import ClassificationOutput, TrainOutput
+
+    class Block(nn.Module):
+        def __init__(self, inputs: int, outputs: int, stride: int) -> None:
+            super().__init__()
+            self.conv1 = nn.Conv2d(inputs, outputs, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(outputs)
+            self.conv2 = nn.Conv2d(outputs, outputs, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(outputs)
+            self.shortcut = nn.Sequential()
+            if stride != 1 or inputs != outputs:
+                self.shortcut = nn.Sequential(
+                    nn.Conv2d(inputs, outputs, 1, stride, bias=False), nn.BatchNorm2d(outputs)
+                )
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            y = torch.relu(self.bn1(self.conv1(x)))
+            return torch.relu(self.bn2(self.conv2(y)) + self.shortcut(x))
+
+    class ResNet18(bn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64))
+            layers, inputs = [], 64
+            for outputs, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+                layers += [Block(inputs, outputs, stride), Block(outputs, outputs, 1)]
+                inputs = outputs
+            self.layers = nn.Sequential(*layers)
+            self.head = nn.Linear(512, num_classes)
+            self.loss = CrossEntropyLossConfig().init()
+
+        def forward(self, images: torch.Tensor) -> torch.Tensor:
+            x = self.layers(torch.relu(self.stem(images)))
+            return self.head(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+        def forward_classification(self, batch) -> ClassificationOutput:
+            output = self.forward(batch.images)
+            return ClassificationOutput(self.loss(output, batch.targets), output, batch.targets)
+
+        def train_step(self, batch) -> TrainOutput:
+            item = self.forward_classification(batch)
+            return TrainOutput(self, bn.backward(item.loss), item)
+
+        def valid_step(self, batch) -> ClassificationOutput:
+            return self.forward_classification(batch)
+
+    return ResNet18()
+
+
+def model_for(name: str, device):
+    import burnish as bn
+
+    bn.seed(SEED)
+    if name == "resnet18":
+        return resnet18().to(device)
+    from examples.mnist.model import ModelConfig
+
+    return ModelConfig(num_classes=10, hidden_size=512).init(device)
+
+
+class DeviceBatches:
+    """Batches sliced from tensors already on the device, in a fixed shuffled order."""
+
+    def __init__(self, images, targets, batch_size: int, shuffle: bool) -> None:
+        import torch
+
+        from examples.mnist.data import MnistBatch
+
+        self.batch_type = MnistBatch
+        self.images, self.targets, self.batch_size = images, targets, batch_size
+        generator = torch.Generator().manual_seed(SEED)
+        n = len(targets)
+        order = torch.randperm(n, generator=generator) if shuffle else torch.arange(n)
+        self.order = order.to(images.device)
+        self.dataset = range(n)
+
+    def __len__(self) -> int:
+        return -(-len(self.targets) // self.batch_size)
+
+    def __iter__(self):
+        for start in range(0, len(self.targets), self.batch_size):
+            index = self.order[start : start + self.batch_size]
+            yield self.batch_type(self.images[index], self.targets[index])
+
+
+def data_for(name: str, device, iterations: int):
+    """(train batches, valid batches) on `device`: `iterations` train batches, 8 valid ones."""
+    import torch
+
+    batch = MODELS[name]
+    if name == "guide":
+        from burnish.data.dataset.vision import MnistDataset
+
+        from examples.mnist.data import MEAN, STD
+
+        def tensors(dataset, n):
+            images = torch.as_tensor(dataset.images[:n].copy()).float().div(255).sub(MEAN)
+            return images.div(STD).to(device), torch.as_tensor(dataset.labels[:n]).to(device)
+
+        train = tensors(MnistDataset.train(), min(iterations * batch, 60000))
+        valid = tensors(MnistDataset.test(), 8 * batch)
+    else:
+        generator = torch.Generator().manual_seed(SEED)
+
+        def tensors(n):
+            images = torch.randn(n, 3, 32, 32, generator=generator)
+            return images.to(device), torch.randint(0, 10, (n,), generator=generator).to(device)
+
+        train, valid = tensors(iterations * batch), tensors(8 * batch)
+    return DeviceBatches(*train, batch, True), DeviceBatches(*valid, batch, False)
+
+
+def synchronize(device) -> None:
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+# -- the contenders -----------------------------------------------------------------------------
+
+
+def plain(model, train, valid, epochs: int, device, validate: bool) -> float:
+    import torch
+    import torch.nn.functional as F
+
+    optimizer = torch.optim.Adam(model.parameters(), lr=LR, foreach=True)
+    correct = torch.zeros((), dtype=torch.int64, device=device)
+    for _ in range(epochs):
+        model.train()
+        loss_sum = torch.zeros((), device=device)
+        for batch in train:
+            output = model(batch.images)
+            loss = F.cross_entropy(output, batch.targets)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            loss_sum += loss.detach()
+        if validate:
+            correct = _validate(model, valid, device)
+    synchronize(device)
+    return _accuracy(correct, valid) if validate else float("nan")
+
+
+def custom(model, train, valid, epochs: int, device, validate: bool) -> float:
+    import torch
+    import torch.nn.functional as F
+
+    import burnish as bn
+    from burnish.optim import AdamConfig, GradientsParams
+
+    optim = AdamConfig(epsilon=1e-8).init()
+    correct = torch.zeros((), dtype=torch.int64, device=device)
+    for _ in range(epochs):
+        model.train()
+        loss_sum = torch.zeros((), device=device)
+        for batch in train:
+            loss = F.cross_entropy(model(batch.images), batch.targets)
+            model = optim.step(LR, model, GradientsParams.from_grads(bn.backward(loss), model))
+            loss_sum += loss.detach()
+        if validate:
+            correct = _validate(bn.valid(model), valid, device)
+    synchronize(device)
+    return _accuracy(correct, valid) if validate else float("nan")
+
+
+def _validate(model, valid, device):
+    import torch
+
+    model.eval()
+    correct = torch.zeros((), dtype=torch.int64, device=device)
+    with torch.no_grad():
+        for batch in valid:
+            correct += (model(batch.images).argmax(dim=1) == batch.targets).sum()
+    return correct
+
+
+def _accuracy(correct, valid) -> float:
+    return 100 * correct.item() / len(valid.targets)
+
+
+def learner(model, train, valid, epochs: int, device, validate: bool, configure=None) -> float:
+    from burnish.optim import AdamConfig
+    from burnish.train import LearnerBuilder
+    from burnish.train.metric import AccuracyMetric, LossMetric
+    from burnish.train.renderer import CliMetricsRenderer
+
+    with tempfile.TemporaryDirectory(prefix="burnish-device-") as workdir:
+        builder = (
+            LearnerBuilder(workdir)
+            .metric_train_numeric(AccuracyMetric())
+            .metric_valid_numeric(AccuracyMetric())
+            .metric_train_numeric(LossMetric())
+            .metric_valid_numeric(LossMetric())
+            .renderer(CliMetricsRenderer())
+            .num_epochs(epochs)
+            .devices([device])
+        )
+        if configure is not None:
+            builder = configure(builder)
+        if not validate:  # the overhead benchmark: an empty validation split
+            valid = DeviceBatches(valid.images[:0], valid.targets[:0], valid.batch_size, False)
+        learner = builder.build(model, AdamConfig(epsilon=1e-8).init(), LR)
+        result = learner.fit(train, valid)
+        synchronize(device)
+        if not validate:
+            return float("nan")
+        return _accuracy(_validate(result.model, valid, device), valid)
+
+
+def lightning(model, train, valid, epochs: int, device, validate: bool) -> float:
+    import lightning as L
+    import torch
+    import torch.nn.functional as F
+
+    class Module(L.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def training_step(self, batch, index):
+            loss = F.cross_entropy(self.model(batch.images), batch.targets)
+            self.log("train_loss", loss, prog_bar=True, batch_size=len(batch.targets))
+            return loss
+
+        def configure_optimizers(self):
+            return torch.optim.Adam(self.parameters(), lr=LR, foreach=True)
+
+    with tempfile.TemporaryDirectory(prefix="burnish-device-") as workdir:
+        trainer = L.Trainer(
+            max_epochs=epochs,
+            accelerator="gpu" if device.type == "cuda" else "cpu",
+            devices=1,
+            logger=False,
+            enable_checkpointing=False,
+            default_root_dir=workdir,
+            enable_model_summary=False,
+        )
+        trainer.fit(Module(), train)
+    synchronize(device)
+    return _accuracy(_validate(model, valid, device), valid) if validate else float("nan")
+
+
+def _graphs(device):
+    if device.type == "cuda":
+        return lambda b: b.compile(step=True, mode="reduce-overhead")
+    return lambda b: b.compile(step=True, backend="aot_eager")
+
+
+def contender(name: str, device):
+    """The function that trains with contender `name`."""
+    import functools
+
+    if name == "learner-bf16":
+        return functools.partial(learner, configure=lambda b: b.mixed_precision("bf16"))
+    if name == "learner-graphs":
+        return functools.partial(learner, configure=_graphs(device))
+    return {"plain": plain, "custom": custom, "learner": learner, "lightning": lightning}[name]
+
+
+def child(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="benchmarks.device child")
+    parser.add_argument("contender", choices=CONTENDERS)
+    parser.add_argument("--model", choices=tuple(MODELS), default="guide")
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--benchmark", choices=("overhead", "time_to_accuracy"))
+    args = parser.parse_args(argv)
+    harness.set_threads(args.threads)
+    import torch
+
+    device = torch.device(args.device)
+    train, valid = data_for(args.model, device, args.iterations)
+    validate = args.benchmark == "time_to_accuracy"
+    function = contender(args.contender, device)
+    # Warm-up on a throwaway model: CUDA context, cuDNN autotuning, compilation.
+    size = WARMUP * train.batch_size
+    warm = DeviceBatches(train.images[:size], train.targets[:size], train.batch_size, False)
+    function(model_for(args.model, device), warm, valid, 1, device, False)
+    model = model_for(args.model, device)
+    synchronize(device)
+    start = time.perf_counter()
+    accuracy = function(model, train, valid, args.epochs, device, validate)
+    seconds = time.perf_counter() - start
+    result: dict[str, Any] = {"seconds": seconds, "accuracy": accuracy, "device": str(device)}
+    if device.type == "cuda":
+        result["gpu"] = torch.cuda.get_device_name(device)
+    harness.report(result)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["child"]:
+        child(sys.argv[2:])
+    else:
+        sys.exit("usage: python -m benchmarks -b overhead --device cuda")
