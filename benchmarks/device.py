@@ -194,10 +194,10 @@ class DeviceBatches:
 
 
 def data_for(name: str, device, iterations: int):
-    """(train batches, valid batches) on `device`: `iterations` train batches, 8 valid ones."""
+    """(train batches, valid batches) on `device`: `iterations` train batches, up to 8 valid."""
     import torch
 
-    batch = MODELS[name]
+    batch, valid_batches = MODELS[name], min(8, max(2, iterations))
     if name == "guide":
         from burnish.data.dataset.vision import MnistDataset
 
@@ -208,7 +208,7 @@ def data_for(name: str, device, iterations: int):
             return images.div(STD).to(device), torch.as_tensor(dataset.labels[:n]).to(device)
 
         train = tensors(MnistDataset.train(), min(iterations * batch, 60000))
-        valid = tensors(MnistDataset.test(), 8 * batch)
+        valid = tensors(MnistDataset.test(), valid_batches * batch)
     else:
         generator = torch.Generator().manual_seed(SEED)
 
@@ -216,7 +216,7 @@ def data_for(name: str, device, iterations: int):
             images = torch.randn(n, 3, 32, 32, generator=generator)
             return images.to(device), torch.randint(0, 10, (n,), generator=generator).to(device)
 
-        train, valid = tensors(iterations * batch), tensors(8 * batch)
+        train, valid = tensors(iterations * batch), tensors(valid_batches * batch)
     return DeviceBatches(*train, batch, True), DeviceBatches(*valid, batch, False)
 
 
@@ -386,7 +386,7 @@ def child(argv: list[str]) -> None:
     validate = args.benchmark == "time_to_accuracy"
     function = contender(args.contender, device)
     # Warm-up on a throwaway model: CUDA context, cuDNN autotuning, compilation.
-    size = WARMUP * train.batch_size
+    size = min(WARMUP, args.iterations) * train.batch_size
     warm = DeviceBatches(train.images[:size], train.targets[:size], train.batch_size, False)
     function(model_for(args.model, device), warm, valid, 1, device, False)
     model = model_for(args.model, device)

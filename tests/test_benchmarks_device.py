@@ -1,0 +1,57 @@
+"""Smoke tests of the accelerator benchmarks (`python -m benchmarks --device ...`) on the CPU.
+
+They prove the code path (every contender trains, on the same batches, to the same accuracy);
+nothing here looks at how fast anything is.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EAGER = ("plain", "custom", "learner")
+
+
+def _child(contender: str, model: str, iterations: int = 3) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.device", "child", contender, "--model", model,
+         "--device", "cpu", "--iterations", str(iterations), "--benchmark", "time_to_accuracy"],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    line = next(x for x in done.stdout.splitlines() if x.startswith("BENCH-RESULT "))
+    return json.loads(line.removeprefix("BENCH-RESULT "))
+
+
+@pytest.mark.timeout(600)
+def test_every_guide_contender_trains_the_same_batches_to_the_same_accuracy() -> None:
+    results = {name: _child(name, "guide") for name in (*EAGER, "learner-graphs")}
+    accuracies = {name: result["accuracy"] for name, result in results.items()}
+    assert len(set(accuracies.values())) == 1, accuracies  # same data, weights, steps
+    assert all(result["device"] == "cpu" and result["seconds"] > 0 for result in results.values())
+    bf16 = _child("learner-bf16", "guide")
+    assert abs(bf16["accuracy"] - accuracies["plain"]) < 5.0
+
+
+@pytest.mark.timeout(600)
+def test_the_resnet18_trains_under_the_plain_loop_and_the_learner() -> None:
+    from benchmarks.device import resnet18
+
+    model = resnet18()
+    assert 11_000_000 < sum(p.numel() for p in model.parameters()) < 11_300_000
+    plain, learner = _child("plain", "resnet18", 1), _child("learner", "resnet18", 1)
+    assert plain["accuracy"] == learner["accuracy"]
+
+
+def test_the_cli_takes_a_device_and_targets_apply_only_on_a_gpu() -> None:
+    from benchmarks import __main__ as cli
+    from benchmarks.device import TARGETS
+
+    assert cli.parse(["--device", "cuda"]).device == "cuda"
+    assert cli.parse([]).device is None  # the CPU benchmarks stay the default
+    assert set(TARGETS["guide"]) == {"learner", "learner-graphs"}
