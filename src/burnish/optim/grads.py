@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from itertools import compress, repeat
 from operator import attrgetter, is_not
+from typing import cast
 
 import torch
 from torch import Tensor
@@ -32,7 +33,9 @@ __all__ = ["Gradients", "backward", "grad"]
 
 def _accumulate_grad_type() -> type:
     leaf = torch.zeros(1, requires_grad=True)
-    return type(leaf.view(1).grad_fn.next_functions[0][0])
+    view = leaf.view(1).grad_fn
+    assert view is not None  # a view of a tensor requiring grad always has a grad_fn
+    return type(view.next_functions[0][0])
 
 
 _ACCUMULATE_GRAD = _accumulate_grad_type()
@@ -90,7 +93,7 @@ class Gradients:
         present = list(map(_is_not_none, values))
         tensors = list(compress(inputs, present))
         keys = list(map(id, tensors))
-        self._grads.update(zip(keys, compress(values, present)))
+        self._grads.update(zip(keys, cast("Iterable[Tensor]", compress(values, present))))
         self._tensors.update(zip(keys, tensors))
 
     def _take_all(
@@ -113,6 +116,7 @@ class Gradients:
         self, params: Sequence[Tensor], strides: list[tuple[int, ...]]
     ) -> list[Tensor | None]:
         loss, self._loss = self._loss, None
+        assert loss is not None  # only called while the backward pass is pending
         try:  # autograd checks that every input requires grad before running anything
             return _owned(params, _compute(loss, params), strides)
         except RuntimeError:
@@ -191,7 +195,9 @@ def _graph_leaves(loss: Tensor) -> list[Tensor]:
     """Every leaf tensor (AccumulateGrad node) reachable from `loss`, in discovery order."""
     root = loss.grad_fn
     if type(root) is _ACCUMULATE_GRAD:  # the loss is itself a leaf requiring grad
-        return [root.variable]
+        # AccumulateGrad nodes hold their leaf in `.variable`; torch's Node stub omits it.
+        return [root.variable]  # type: ignore[union-attr]
+    assert root is not None  # `backward` refuses a loss without a grad_fn
     leaves: list[Tensor] = []
     seen = {root}
     stack = [root]
@@ -201,13 +207,14 @@ def _graph_leaves(loss: Tensor) -> list[Tensor]:
                 continue
             seen.add(node)
             if type(node) is _ACCUMULATE_GRAD:
-                leaves.append(node.variable)
+                # AccumulateGrad nodes hold their leaf in `.variable`; torch's Node stub omits it.
+                leaves.append(node.variable)  # type: ignore[attr-defined]
             else:
                 stack.append(node)
     return leaves
 
 
-def _compute(loss: Tensor, inputs: list[Tensor]) -> Iterable[Tensor | None]:
+def _compute(loss: Tensor, inputs: Sequence[Tensor]) -> Iterable[Tensor | None]:
     seed = None if loss.dim() == 0 else torch.ones_like(loss)
     if _distributed():
         return _backward_restoring_grad(loss, inputs, seed)
@@ -224,7 +231,9 @@ def _distributed() -> bool:
     return dist.is_available() and dist.is_initialized()
 
 
-def _backward_restoring_grad(loss: Tensor, inputs: list[Tensor], seed) -> list[Tensor | None]:
+def _backward_restoring_grad(
+    loss: Tensor, inputs: Sequence[Tensor], seed: Tensor | None
+) -> list[Tensor | None]:
     """`loss.backward(inputs=...)` (so DDP's hooks run), then put every `.grad` back.
 
     FSDP's sharded parameters are not in the graph (its hooks reduce-scatter the gradients of
@@ -268,7 +277,7 @@ def _owned(
     if strides is None:
         strides = list(map(_STRIDE, tensors))
     present = list(map(_is_not_none, values))
-    grads = values if all(present) else list(compress(values, present))
+    grads = cast("list[Tensor]", values if all(present) else list(compress(values, present)))
     expected = strides if len(grads) == len(values) else list(compress(strides, present))
     pointers = list(map(_DATA_PTR, grads))
     if len(set(pointers)) == len(pointers) and list(map(_STRIDE, grads)) == expected:

@@ -8,10 +8,11 @@ gradients taken from a sub-module still apply when the whole model is stepped.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import partial
 from itertools import compress, repeat
 from operator import is_not, itemgetter
+from typing import cast
 
 import torch
 from torch import Tensor, nn
@@ -72,10 +73,11 @@ class GradientsParams:
         if self._dense is not None:
             table, values = self._dense
             self._dense = None
+            entries: Iterable[tuple[int, tuple[str, Tensor, Tensor | None]]]
             entries = zip(table.keys, zip(table.names, table.params, values))
             if not all(map(_is_not_none, values)):
                 entries = compress(entries, map(_is_not_none, values))
-            self._dict = dict(entries)
+            self._dict = dict(cast("Iterable[tuple[int, tuple[str, Tensor, Tensor]]]", entries))
         return self._dict
 
     # -- construction ----------------------------------------------------------------------
@@ -130,7 +132,7 @@ class GradientsParams:
         return cls._collect(grads, wanted)
 
     @classmethod
-    def _collect(cls, grads: Gradients, named: Iterator[tuple[str, Tensor]]) -> GradientsParams:
+    def _collect(cls, grads: Gradients, named: Iterable[tuple[str, Tensor]]) -> GradientsParams:
         result = cls()
         for name, param in named:
             value = grads._grads.pop(id(param), None)
@@ -154,12 +156,15 @@ class GradientsParams:
 
     def get(self, param: ParamId) -> Tensor | None:
         """The gradient of `param` (a tensor or its id), or None. Does not remove it."""
-        entry = self._entries.get(self._key(param))
+        key = self._key(param)
+        entry = None if key is None else self._entries.get(key)
         return None if entry is None else entry[2]
 
     def remove(self, param: ParamId) -> Tensor | None:
         """Remove and return the gradient of `param` (a tensor or its id), or None."""
         key = self._key(param)
+        if key is None:
+            return None
         entry = self._entries.pop(key, None)
         if entry is None:
             return None
@@ -204,13 +209,16 @@ class GradientsParams:
             table, values = dense
             self._dense = None
             present = list(map(_is_not_none, values))
-            grads = values if all(present) else list(compress(values, present))
+            grads = cast(
+                "list[Tensor]", values if all(present) else list(compress(values, present))
+            )
         else:
             table = param_table(module)
             taken = list(map(self._entries.pop, table.keys, repeat(None)))
             self._names = None
             present = list(map(_is_not_none, taken))
-            grads = list(map(_GRAD, compress(taken, present)))
+            entries = cast("Iterable[tuple[str, Tensor, Tensor]]", compress(taken, present))
+            grads = list(map(_GRAD, entries))
         if len(grads) == len(present):
             return list(table.names), list(table.params), grads
         names = list(compress(table.names, present))
