@@ -62,7 +62,9 @@ class AdaGrad(Optimizer):
             "sum": torch.zeros_like(param, memory_format=torch.preserve_format),
         }
 
-    def _update(self, lr: float, params: list[Tensor], grads: list[Tensor], states: list[dict]):
+    def _update(
+        self, lr: float, params: list[Tensor], grads: list[Tensor], states: list[dict]
+    ) -> None:
         cfg = self.config
         adagrad(
             params,

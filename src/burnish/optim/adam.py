@@ -74,7 +74,9 @@ class Adam(Optimizer):
         decay = self.config.weight_decay
         return decay.penalty if decay is not None else 0.0
 
-    def _update(self, lr: float, params: list[Tensor], grads: list[Tensor], states: list[dict]):
+    def _update(
+        self, lr: float, params: list[Tensor], grads: list[Tensor], states: list[dict]
+    ) -> None:
         # A tensor lr comes from a compiled step: torch's kernel then counts on the device.
         capturable = isinstance(lr, Tensor)
         adam(

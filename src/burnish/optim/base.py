@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from operator import itemgetter
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import torch
 from torch import Tensor, nn
@@ -176,7 +176,7 @@ class Optimizer(ABC):
         states = list(map(self._states.get, names))
         if self._unplaced or None in states:
             states = list(map(self._state, names, params))
-        return states
+        return cast("list[dict[str, Any]]", states)  # no None: checked above
 
     def _state(self, name: str, param: Tensor) -> dict[str, Any]:
         state = self._states.get(name)

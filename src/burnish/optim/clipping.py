@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 import torch
 from torch import Tensor
@@ -52,15 +52,17 @@ class GradientClippingConfig:
 
     def clip(self, grads: list[Tensor]) -> list[Tensor]:
         """Clipped copies of `grads` (one fused foreach call per kind of operation)."""
+        # The foreach ops return tuples; the optimizers only pass them on to torch's foreach
+        # kernels, which take tuples and lists alike.
         if not grads:
             return grads
         if self.mode == "value":
             clipped = torch._foreach_clamp_min(grads, -self.threshold)
             torch._foreach_clamp_max_(clipped, self.threshold)
-            return clipped
+            return cast("list[Tensor]", clipped)
         norms = torch._foreach_norm(grads)
         torch._foreach_add_(norms, _NORM_EPSILON)
         torch._foreach_reciprocal_(norms)
         torch._foreach_mul_(norms, self.threshold)
         torch._foreach_clamp_max_(norms, 1.0)
-        return torch._foreach_mul(grads, norms)
+        return cast("list[Tensor]", torch._foreach_mul(grads, norms))

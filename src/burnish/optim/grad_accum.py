@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from functools import partial
 from operator import is_not, itemgetter
-from typing import Any
+from typing import Any, cast
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 
 from burnish.optim.param_table import param_table
 from burnish.optim.params import GradientsParams
@@ -41,7 +41,8 @@ class GradientsAccumulator:
         if not any(map(_is_not_none, sums)):
             self._grads._extend(names, params, news)
         elif all(map(_is_not_none, sums)):
-            torch._foreach_add_(list(map(_GRAD, sums)), news)
+            entries = cast("list[tuple[str, Tensor, Tensor]]", sums)  # no None: checked above
+            torch._foreach_add_(list(map(_GRAD, entries)), news)
         else:
             for name, param, new in zip(names, params, news):
                 old = self._grads.get(param)

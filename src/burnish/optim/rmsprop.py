@@ -70,7 +70,9 @@ class RmsProp(Optimizer):
             state["momentum_buffer"] = _zeros(param)
         return state
 
-    def _update(self, lr: float, params: list[Tensor], grads: list[Tensor], states: list[dict]):
+    def _update(
+        self, lr: float, params: list[Tensor], grads: list[Tensor], states: list[dict]
+    ) -> None:
         cfg = self.config
         rmsprop(
             params,

@@ -59,7 +59,9 @@ class Sgd(Optimizer):
     def _new_state(self, param: Tensor) -> dict[str, Any]:
         return {"velocity": None} if self.config.momentum is not None else {}
 
-    def _update(self, lr: float, params: list[Tensor], grads: list[Tensor], states: list[dict]):
+    def _update(
+        self, lr: float, params: list[Tensor], grads: list[Tensor], states: list[dict]
+    ) -> None:
         momentum = self.config.momentum
         buffers = list(map(_VELOCITY, states)) if momentum is not None else [None] * len(params)
         first = momentum is not None and not all(map(_is_not_none, buffers))
