@@ -17,7 +17,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import torch
 
@@ -81,7 +81,7 @@ class RecordMetadata:
         """
         if not isinstance(data, dict):
             raise RecordError(f"Record metadata is a {type(data).__name__}; expected a map.")
-        values = {}
+        values: dict[str, Any] = {}
         for field in dataclasses.fields(cls):
             value = data.get(field.name)
             expected = int if field.name == "format_version" else str
@@ -349,7 +349,7 @@ class _Context:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: Any, error: BaseException | None, traceback: Any) -> bool:
+    def __exit__(self, kind: Any, error: BaseException | None, traceback: Any) -> Literal[False]:
         if isinstance(error, RecordError) and not str(error).startswith("Cannot load"):
             raise RecordError(f"{self.prefix}: {error}") from None
         if isinstance(error, (OSError, MemoryError)):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+from collections.abc import Sequence
+from typing import cast
 
 import torch
 
@@ -97,7 +99,8 @@ def tensor_view(tensor: torch.Tensor) -> memoryview:
         return memoryview(tensor_bytes(tensor))
     if tensor.numel() == 0:
         return memoryview(b"")
-    return memoryview(tensor.reshape(-1).view(torch.uint8).numpy())
+    # ndarray has the buffer protocol; numpy's stubs declare `__buffer__` on Python >= 3.12 only.
+    return memoryview(tensor.reshape(-1).view(torch.uint8).numpy())  # type: ignore[arg-type]
 
 
 def tensor_from_buffer(
@@ -143,7 +146,7 @@ def check_shape(shape: object, where: str = "") -> tuple[int, ...]:
             f"Invalid tensor shape {_short(shape)}{_at(where)}: expected a list of at most "
             f"{MAX_NDIM} non-negative integers. The file is corrupt."
         )
-    return tuple(shape)
+    return tuple(cast("Sequence[int]", shape))  # checked above
 
 
 def _at(where: str) -> str:
