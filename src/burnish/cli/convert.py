@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +139,7 @@ def recorder_for(to: str, precision: str | None, input_settings: str) -> Any:
     if precision is None:
         by_name = {cls.__name__: name for name, cls in settings.items()}
         precision = by_name.get(input_settings, "full")
-    recorders = {
+    recorders: dict[str, Callable[[record.PrecisionSettings], record.FileRecorder]] = {
         "safetensors": record.SafetensorsFileRecorder,
         "bin": record.BinFileRecorder,
         "json": record.PrettyJsonFileRecorder,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import math
 from html import escape
-from typing import Any
+from typing import Any, cast
 
 from burnish import __version__
 from burnish.cli.base import format_bytes
@@ -75,8 +75,14 @@ def _metrics(report: RunReport) -> str:
 
 
 def _metric_card(curves: MetricCurves, epochs: int) -> str:
+    # The means' x is an int epoch; the chart reads the list only, so int serves as float.
     series = [
-        Series(split, COLORS[split], curves.means[split], curves.iterations[split])
+        Series(
+            split,
+            COLORS[split],
+            cast("list[tuple[float, float]]", curves.means[split]),
+            curves.iterations[split],
+        )
         for split in SPLITS
         if curves.means[split] or curves.iterations[split]
     ]

@@ -11,12 +11,15 @@ import argparse
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from burnish.cli.base import CommandError, format_bytes
 from burnish.cli.inspect import read_record
 from burnish.cli.summary import learner_summary
 from burnish.io import atomic_write_bytes
+
+if TYPE_CHECKING:
+    from burnish.record import FileRecorder
 
 __all__ = ["Checkpoint", "MetricCurves", "RunReport", "add_parser", "collect_run", "run"]
 
@@ -139,7 +142,11 @@ def _curves(directory: Path, summary: Any, name: str) -> MetricCurves:
             except ValueError:  # not numeric: the summary left it out too
                 entries = []
             count = len(entries)
-            points += [(epoch - 1 + (k + 1) / count, e.value) for k, e in enumerate(entries)]
+            # Entries read back from a file hold floats, never tensors.
+            points += cast(
+                "list[tuple[float, float]]",
+                [(epoch - 1 + (k + 1) / count, e.value) for k, e in enumerate(entries)],
+            )
         iterations[split] = points
     return MetricCurves(name, means, iterations)
 
@@ -160,7 +167,8 @@ def _checkpoints(directory: Path) -> list[Checkpoint]:
 
     if not directory.is_dir():
         return []
-    committed = set(FileCheckpointer(directory, None).committed())
+    # `committed` only lists directories: it never uses the recorder.
+    committed = set(FileCheckpointer(directory, cast("FileRecorder", None)).committed())
     found = []
     for path in directory.iterdir():
         checkpoint = CheckpointId.parse(path.name)
