@@ -285,7 +285,8 @@ class DataLoader(Generic[O]):
         generator = torch.Generator().manual_seed(worker_seed(self._worker_base_seed, epoch))
         return torch.utils.data.DataLoader(
             _TorchView(self._dataset, supports_stacked(self._batcher)),
-            batch_sampler=batches,
+            # torch's stub wants lists of indices; any index sequence (here ndarray) works.
+            batch_sampler=batches,  # type: ignore[arg-type]
             num_workers=workers,
             collate_fn=_Collate(self._batcher, batch_device, wrap=moves),
             pin_memory=moves and self._device.type == "cuda",
