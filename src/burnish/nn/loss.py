@@ -40,9 +40,7 @@ def _reduce(loss: Tensor, reduction: Reduction) -> Tensor:
     return loss.sum() if reduction is Reduction.Sum else loss.mean()
 
 
-def _check_smoothing_and_weights(
-    smoothing: float | None, weights: Sequence[float] | None
-) -> None:
+def _check_smoothing_and_weights(smoothing: float | None, weights: Sequence[float] | None) -> None:
     if smoothing is not None and not 0.0 <= smoothing <= 1.0:
         raise ConfigError(
             f"`smoothing` (label smoothing alpha) must be in [0, 1]. Received: {smoothing!r}."
