@@ -131,13 +131,8 @@ class _Run:
         options = learner.options
         self.options = options
         self.context = context
-        model = learner.model
-        if context.device is not None:
-            model.to(context.device)
-        context.broadcast_module(model)
         self.sharded = options.strategy == "fsdp" and context.enabled
-        if self.sharded:  # after the broadcast: every rank shards the same parameters
-            model = shard_model(model, options.shard_policy, options.mixed_precision)
+        model = self._place(learner.model)
         loggers, self.renderer = self._outputs()
         self.tracking: Tracking | None = None
         if options.trackers and context.is_main:
@@ -177,18 +172,31 @@ class _Run:
             if context.enabled and not self.sharded  # FSDP reduce-scatters in backward
             else None
         )
-        self.compiled_step: CompiledTrainStep | None = None
-        if options.compile_step and options.compile is not None:
-            check_compiled_step(
-                learner.optim,
-                grads_accumulation=options.grads_accumulation,
-                mixed_precision=options.mixed_precision,
-                strategy=options.strategy,
-                world_size=context.world_size,
-            )
-            self.compiled_step = CompiledTrainStep(
-                model, learner.optim, options.compile, self.precision
-            )
+        self.compiled_step = self._compiled_step(model, learner.optim)
+
+    def _place(self, model: nn.Module) -> nn.Module:
+        """On the run's device, with rank 0's parameters, sharded under FSDP."""
+        if self.context.device is not None:
+            model.to(self.context.device)
+        self.context.broadcast_module(model)
+        if self.sharded:  # after the broadcast: every rank shards the same parameters
+            options = self.options
+            model = shard_model(model, options.shard_policy, options.mixed_precision)
+        return model
+
+    def _compiled_step(self, model: nn.Module, optim: Optimizer) -> CompiledTrainStep | None:
+        """With `compile(step=True)`: train_step and the optimizer step as one graph."""
+        options = self.options
+        if not options.compile_step or options.compile is None:
+            return None
+        check_compiled_step(
+            optim,
+            grads_accumulation=options.grads_accumulation,
+            mixed_precision=options.mixed_precision,
+            strategy=options.strategy,
+            world_size=self.context.world_size,
+        )
+        return CompiledTrainStep(model, optim, options.compile, self.precision)
 
     def fit(self) -> TrainingResult:
         with self._session():
