@@ -11,15 +11,12 @@ import argparse
 import dataclasses
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from burnish.cli.base import CommandError, format_bytes
 from burnish.cli.inspect import read_record
 from burnish.cli.summary import learner_summary
 from burnish.io import atomic_write_bytes
-
-if TYPE_CHECKING:
-    from burnish.record import FileRecorder
 
 __all__ = ["Checkpoint", "MetricCurves", "RunReport", "add_parser", "collect_run", "run"]
 
@@ -163,12 +160,12 @@ def _config(directory: Path) -> str | None:
 
 
 def _checkpoints(directory: Path) -> list[Checkpoint]:
-    from burnish.train.checkpoint import CheckpointId, FileCheckpointer
+    from burnish.train.checkpoint import CheckpointId
+    from burnish.train.checkpoint.file import committed_checkpoints
 
     if not directory.is_dir():
         return []
-    # `committed` only lists directories: it never uses the recorder.
-    committed = set(FileCheckpointer(directory, cast("FileRecorder", None)).committed())
+    committed = set(committed_checkpoints(directory))
     found = []
     for path in directory.iterdir():
         checkpoint = CheckpointId.parse(path.name)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from burnish.record.base import FileRecorder
 
-__all__ = ["CheckpointId", "FileCheckpointer"]
+__all__ = ["CheckpointId", "FileCheckpointer", "committed_checkpoints"]
 
 _NAME = re.compile(r"^epoch-(\d+)(?:-iteration-(\d+))?$")
 _COMMIT = "COMMIT"
@@ -112,14 +112,7 @@ class FileCheckpointer:
 
     def committed(self) -> list[CheckpointId]:
         """Committed checkpoints (not verified), oldest first."""
-        if not self.directory.is_dir():
-            return []
-        found = []
-        for entry in self.directory.iterdir():
-            checkpoint = CheckpointId.parse(entry.name)
-            if checkpoint is not None and (entry / _COMMIT).is_file():
-                found.append(checkpoint)
-        return sorted(found, key=CheckpointId.sort_key)
+        return committed_checkpoints(self.directory)
 
     def delete(self, checkpoint: CheckpointId) -> None:
         """Remove a checkpoint: renamed away first, so it never appears half-deleted."""
@@ -179,6 +172,19 @@ class FileCheckpointer:
         if old is not None:
             with contextlib.suppress(OSError):
                 shutil.rmtree(old)
+
+
+def committed_checkpoints(directory: str | os.PathLike) -> list[CheckpointId]:
+    """The committed checkpoints in `directory` (not verified), oldest first; no recorder needed."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    found = []
+    for entry in directory.iterdir():
+        checkpoint = CheckpointId.parse(entry.name)
+        if checkpoint is not None and (entry / _COMMIT).is_file():
+            found.append(checkpoint)
+    return sorted(found, key=CheckpointId.sort_key)
 
 
 def _sha256(path: Path) -> str:
