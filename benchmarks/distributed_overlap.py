@@ -8,7 +8,7 @@ rank 0 reports the median time of a training step (after warm-up steps):
   ddp            torch's `DistributedDataParallel` (25 MB buckets, overlapped), plain loop:
                  `zero_grad`, `loss.backward()`, `torch.optim.SGD(foreach=True).step()`.
   post_backward  burnish: `bn.backward` -> `GradientsParams.from_grads`, then every bucket
-                 all-reduced after the backward pass (`all_reduce_mean`), then `optim.step`.
+                 all-reduced after the backward pass (`_all_reduce_mean`), then `optim.step`.
   overlap        burnish as the Learner steps: `GradientSync.prepare` before the step, buckets
                  launched from the backward pass, `average` before `optim.step`.
   learner        the burnish `Learner` itself (one epoch, a train `LossMetric`, no files but
@@ -27,8 +27,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchmarks import harness
+
+if TYPE_CHECKING:
+    import torch
 
 LAYERS, WIDTH, BATCH, LR, SEED, WARMUP = 16, 1024, 8, 1e-3, 42, 3
 CONTENDERS = ("ddp", "post_backward", "overlap", "learner")
@@ -136,13 +140,12 @@ def post_backward(iterations: int) -> float:
 
     import burnish as bn
     from burnish.optim import GradientsParams, SgdConfig
-    from burnish.train.distributed import all_reduce_mean
 
     model, optim = _model(), SgdConfig().init()
 
     def step(inputs) -> None:
         grads = GradientsParams.from_grads(bn.backward(model(inputs).square().mean()), model)
-        all_reduce_mean([grad for _, grad in grads.items()], dist.get_world_size())
+        _all_reduce_mean([grad for _, grad in grads.items()], dist.get_world_size())
         optim.step(LR, model, grads)
 
     return _timed(step, _batches(WARMUP + iterations))
@@ -211,6 +214,35 @@ def child(argv: list[str]) -> None:
     if dist.get_rank() == 0:
         harness.report({"step_ms": step_ms})
     dist.destroy_process_group()
+
+
+def _all_reduce_mean(tensors: list[torch.Tensor], world_size: int) -> None:
+    """Average `tensors` over the ranks in place: one all-reduce per ~25 MB bucket."""
+    import torch
+    import torch.distributed as dist
+
+    for bucket in _buckets(tensors):
+        flat = torch.cat([t.reshape(-1) for t in bucket])
+        dist.all_reduce(flat)
+        flat.div_(world_size)
+        offset = 0
+        for tensor in bucket:
+            tensor.copy_(flat[offset : offset + tensor.numel()].view_as(tensor))
+            offset += tensor.numel()
+
+
+def _buckets(tensors: list[torch.Tensor]) -> list[list[torch.Tensor]]:
+    """Group tensors of one dtype and device into buckets of about `BUCKET_BYTES`."""
+    from burnish.train.grad_sync import BUCKET_BYTES
+
+    groups: dict[tuple[torch.dtype, torch.device], list[list[torch.Tensor]]] = {}
+    for tensor in tensors:
+        buckets = groups.setdefault((tensor.dtype, tensor.device), [[]])
+        size = sum(t.numel() * t.element_size() for t in buckets[-1])
+        if buckets[-1] and size + tensor.numel() * tensor.element_size() > BUCKET_BYTES:
+            buckets.append([])
+        buckets[-1].append(tensor)
+    return [bucket for buckets in groups.values() for bucket in buckets if bucket]
 
 
 if __name__ == "__main__":

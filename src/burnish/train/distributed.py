@@ -27,11 +27,9 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 
-__all__ = ["DistributedContext", "all_reduce_mean"]
+__all__ = ["DistributedContext"]
 
 log = logging.getLogger("burnish.train")
-
-_BUCKET_BYTES = 25 * 1024 * 1024  # as DistributedDataParallel's default bucket_cap_mb
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,30 +106,6 @@ class DistributedContext:
             return on_device.cpu()
 
         return reduce
-
-
-def all_reduce_mean(tensors: list[torch.Tensor], world_size: int) -> None:
-    """Average `tensors` over the ranks, in place, with one all-reduce per ~25 MB bucket."""
-    for bucket in _buckets(tensors):
-        flat = torch.cat([t.reshape(-1) for t in bucket])
-        dist.all_reduce(flat)
-        flat.div_(world_size)
-        offset = 0
-        for tensor in bucket:
-            tensor.copy_(flat[offset : offset + tensor.numel()].view_as(tensor))
-            offset += tensor.numel()
-
-
-def _buckets(tensors: list[torch.Tensor]) -> list[list[torch.Tensor]]:
-    """Group tensors of one dtype and device into buckets of about `_BUCKET_BYTES`."""
-    groups: dict[tuple[torch.dtype, torch.device], list[list[torch.Tensor]]] = {}
-    for tensor in tensors:
-        buckets = groups.setdefault((tensor.dtype, tensor.device), [[]])
-        size = sum(t.numel() * t.element_size() for t in buckets[-1])
-        if buckets[-1] and size + tensor.numel() * tensor.element_size() > _BUCKET_BYTES:
-            buckets.append([])
-        buckets[-1].append(tensor)
-    return [bucket for buckets in groups.values() for bucket in buckets if bucket]
 
 
 def _rank_device(device: torch.device | None, local_rank: int) -> torch.device:
