@@ -74,6 +74,18 @@ class Adam(Optimizer):
         decay = self.config.weight_decay
         return decay.penalty if decay is not None else 0.0
 
+    def _hyper_parameters(self) -> dict[str, Any]:
+        """The keyword arguments of torch's `adam` kernel that come from the config."""
+        return {
+            "decoupled_weight_decay": self.decoupled,
+            "amsgrad": False,
+            "beta1": self.config.beta_1,
+            "beta2": self.config.beta_2,
+            "weight_decay": self._weight_decay(),
+            "eps": self.config.epsilon,
+            "maximize": False,
+        }
+
     def _update(
         self, lr: float, params: list[Tensor], grads: list[Tensor], states: list[dict]
     ) -> None:
@@ -88,14 +100,8 @@ class Adam(Optimizer):
             steps_on_device(states, params) if capturable else column(states, "step"),
             foreach=True,
             capturable=capturable,
-            decoupled_weight_decay=self.decoupled,
-            amsgrad=False,
-            beta1=self.config.beta_1,
-            beta2=self.config.beta_2,
             lr=lr,
-            weight_decay=self._weight_decay(),
-            eps=self.config.epsilon,
-            maximize=False,
+            **self._hyper_parameters(),
         )
 
     def _update_unless(
@@ -119,14 +125,8 @@ class Adam(Optimizer):
             steps_on_device(states, params),
             fused=True,
             found_inf=found_inf,
-            decoupled_weight_decay=self.decoupled,
-            amsgrad=False,
-            beta1=self.config.beta_1,
-            beta2=self.config.beta_2,
             lr=lr,
-            weight_decay=self._weight_decay(),
-            eps=self.config.epsilon,
-            maximize=False,
+            **self._hyper_parameters(),
         )
 
 

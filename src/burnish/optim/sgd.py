@@ -59,6 +59,17 @@ class Sgd(Optimizer):
     def _new_state(self, param: Tensor) -> dict[str, Any]:
         return {"velocity": None} if self.config.momentum is not None else {}
 
+    def _hyper_parameters(self) -> dict[str, Any]:
+        """The keyword arguments of torch's `sgd` kernel that come from the config."""
+        momentum, decay = self.config.momentum, self.config.weight_decay
+        return {
+            "weight_decay": decay.penalty if decay else 0.0,
+            "momentum": momentum.momentum if momentum else 0.0,
+            "dampening": momentum.dampening if momentum else 0.0,
+            "nesterov": momentum.nesterov if momentum else False,
+            "maximize": False,
+        }
+
     def _update(
         self, lr: float, params: list[Tensor], grads: list[Tensor], states: list[dict]
     ) -> None:
@@ -69,13 +80,9 @@ class Sgd(Optimizer):
             params,
             grads,
             buffers,
-            weight_decay=self.config.weight_decay.penalty if self.config.weight_decay else 0.0,
-            momentum=momentum.momentum if momentum else 0.0,
             lr=lr,
-            dampening=momentum.dampening if momentum else 0.0,
-            nesterov=momentum.nesterov if momentum else False,
-            maximize=False,
             foreach=True,
+            **self._hyper_parameters(),
         )
         if first:  # the kernel created the missing velocities in `buffers`
             for state, buffer in zip(states, buffers):
@@ -104,12 +111,8 @@ class Sgd(Optimizer):
             params,
             grads,
             buffers,
-            weight_decay=self.config.weight_decay.penalty if self.config.weight_decay else 0.0,
-            momentum=momentum.momentum if momentum else 0.0,
             lr=lr,
-            dampening=momentum.dampening if momentum else 0.0,
-            nesterov=momentum.nesterov if momentum else False,
-            maximize=False,
             fused=True,
             found_inf=found_inf,
+            **self._hyper_parameters(),
         )
