@@ -169,6 +169,8 @@ def test_misconfiguration_fails_before_the_first_step(tmp_path):
         builder(tmp_path).build(nn.Linear(2, 2), AdamConfig().init(), 1e-3).fit(*loaders())
     with pytest.raises(ValueError, match="need checkpoints"):
         LearnerBuilder(tmp_path).resume().build(Mlp(), AdamConfig().init(), 1e-3)
+    with pytest.raises(ValueError, match=r"an epoch \(an integer >= 1\) or 'latest'. .*'last'"):
+        LearnerBuilder(tmp_path).checkpoint("last")
 
 
 class StopAt(LossMetric):

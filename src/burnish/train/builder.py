@@ -291,7 +291,11 @@ class LearnerBuilder:
         if epoch == ResumeFrom.LATEST.value:
             self._resume_from = ResumeFrom.LATEST
             return self
-        _require_positive("checkpoint", epoch)
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
+            raise ValueError(
+                "`checkpoint` takes an epoch (an integer >= 1) or 'latest'. "
+                f"Received: checkpoint={epoch!r}."
+            )
         self._resume_from = epoch
         return self
 
