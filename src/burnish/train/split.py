@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from typing import TypeVar
 
-__all__ = ["ParsableEnum", "Split"]
+__all__ = ["TRAINING_SPLITS", "ParsableEnum", "Split", "check_split"]
 
 E = TypeVar("E", bound="ParsableEnum")
 
@@ -50,3 +50,15 @@ class Split(str, ParsableEnum):
 
 TRAINING_SPLITS = (Split.TRAIN, Split.VALID)
 """The splits a `Learner` runs, in order."""
+
+
+def check_split(split: Split | str) -> Split:
+    """`split` as a `Split`, if it is one a `Learner` runs (`"train"` or `"valid"`).
+
+    Raises:
+        ValueError: for any other value.
+    """
+    if split not in TRAINING_SPLITS:
+        allowed = tuple(s.value for s in TRAINING_SPLITS)
+        raise ValueError(f"`split` must be one of {allowed}. Received: split={split!r}.")
+    return Split(split)

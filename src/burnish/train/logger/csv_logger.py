@@ -16,9 +16,9 @@ from burnish.train.logger.tracker import (
     RunInfo,
     check_lr,
     check_position,
-    check_split,
     check_values,
 )
+from burnish.train.split import check_split
 
 __all__ = ["CSV_COLUMNS", "CsvLogger"]
 

@@ -18,10 +18,10 @@ from burnish.train.logger.tracker import (
     RunInfo,
     check_lr,
     check_position,
-    check_split,
     check_values,
     import_extra,
 )
+from burnish.train.split import Split, check_split
 
 __all__ = ["MlflowLogger"]
 
@@ -179,7 +179,7 @@ class MlflowLogger(ExperimentLogger):
         """Log `iteration/train/<Metric>` at `step` (validation iterations: skipped)."""
         split = check_split(split)
         check_position(epoch, iteration, step)
-        if not self.iterations or split != "train":
+        if not self.iterations or split != Split.TRAIN:
             return
         self._log(f"iteration/{split}/", step, check_values(values), check_lr(lr))
 

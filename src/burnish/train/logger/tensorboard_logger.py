@@ -10,16 +10,15 @@ from typing import Any
 
 from burnish.io import fsync_dir
 from burnish.train.logger.tracker import (
-    SPLITS,
     ExperimentLogger,
     ResumePosition,
     RunInfo,
     check_lr,
     check_position,
-    check_split,
     check_values,
     import_extra,
 )
+from burnish.train.split import TRAINING_SPLITS, Split, check_split
 
 __all__ = ["TensorBoardLogger"]
 
@@ -106,7 +105,7 @@ class TensorBoardLogger(ExperimentLogger):
         """Write `iteration/train/<Metric>` scalars at `step` (validation iterations: skipped)."""
         split = check_split(split)
         check_position(epoch, iteration, step)
-        if not self.iterations or split != "train":
+        if not self.iterations or split != Split.TRAIN:
             return
         writer = self._open()
         prefix = f"{ITERATION_GROUP}/{split}/"
@@ -173,8 +172,8 @@ def _keeps(tag: str, step: int, resume: ResumePosition) -> bool:
     """Whether the scalar `tag` at `step` was logged before the resume point."""
     parts = tag.split("/")
     if parts[0] == ITERATION_GROUP and len(parts) >= 3:
-        return parts[1] == "train" and resume.keeps_step(step)
-    if parts[0] in SPLITS and len(parts) >= 2:
+        return parts[1] == Split.TRAIN and resume.keeps_step(step)
+    if parts[0] in TRAINING_SPLITS and len(parts) >= 2:
         return resume.keeps_epoch(parts[0], step)
     return False  # hparams and the summary text: written again by the resumed run
 

@@ -30,6 +30,8 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
+from burnish.train.split import Split
+
 __all__ = [
     "ExperimentLogger",
     "ResumePosition",
@@ -38,20 +40,10 @@ __all__ = [
     "import_extra",
 ]
 
-SPLITS = ("train", "valid")
-
 
 def _check_count(name: str, value: Any, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"`{name}` must be an int >= {minimum}. Received: {name}={value!r}.")
-    return value
-
-
-def check_split(split: Any) -> str:
-    """`split` as the plain string `"train"` or `"valid"` (a `Split` enum is accepted)."""
-    value = getattr(split, "value", split)
-    if value not in SPLITS:
-        raise ValueError(f"`split` must be one of {SPLITS}. Received: split={split!r}.")
     return value
 
 
@@ -85,7 +77,7 @@ class ResumePosition:
         """Whether the epoch value of `split` for `epoch` was final before the resume point."""
         if epoch < self.epoch:
             return True
-        return epoch == self.epoch and split == "train" and self.train_ended
+        return epoch == self.epoch and split == Split.TRAIN and self.train_ended
 
     def keeps_iteration(self, split: str, epoch: int, iteration: int) -> bool:
         """Whether iteration `iteration` of `split` in `epoch` happened before the resume point.
@@ -94,7 +86,7 @@ class ResumePosition:
         """
         if epoch < self.epoch:
             return True
-        return epoch == self.epoch and split == "train" and iteration <= self.iteration
+        return epoch == self.epoch and split == Split.TRAIN and iteration <= self.iteration
 
     def keeps_step(self, step: int) -> bool:
         """Whether global training step `step` happened before the resume point."""

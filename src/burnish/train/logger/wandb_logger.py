@@ -16,15 +16,14 @@ from typing import Any
 
 from burnish.io import atomic_write_bytes
 from burnish.train.logger.tracker import (
-    SPLITS,
     ExperimentLogger,
     RunInfo,
     check_lr,
     check_position,
-    check_split,
     check_values,
     import_extra,
 )
+from burnish.train.split import TRAINING_SPLITS, Split, check_split
 
 __all__ = ["WandbLogger", "read_wandb_history"]
 
@@ -137,7 +136,7 @@ class WandbLogger(ExperimentLogger):
             **kwargs,
         )
         self.run.define_metric(EPOCH_KEY)
-        for split in SPLITS:
+        for split in TRAINING_SPLITS:
             self.run.define_metric(f"{split}/*", step_metric=EPOCH_KEY)
         self.run.define_metric(STEP_KEY)
         self.run.define_metric(f"{ITERATION_GROUP}/*", step_metric=STEP_KEY)
@@ -155,7 +154,7 @@ class WandbLogger(ExperimentLogger):
                 if STEP_KEY in row:
                     self._step = max(self._step, int(row[STEP_KEY]))
                 if EPOCH_KEY in row:
-                    for split in SPLITS:
+                    for split in TRAINING_SPLITS:
                         if any(key.startswith(f"{split}/") for key in row):
                             last = self._epochs.get(split, 0)
                             self._epochs[split] = max(last, int(row[EPOCH_KEY]))
@@ -172,7 +171,7 @@ class WandbLogger(ExperimentLogger):
         """Log `iteration/train/<Metric>` at `global_step` (validation iterations: skipped)."""
         split = check_split(split)
         check_position(epoch, iteration, step)
-        if not self.iterations or split != "train" or step <= self._step:
+        if not self.iterations or split != Split.TRAIN or step <= self._step:
             return
         row: dict[str, Any] = {STEP_KEY: step}
         prefix = f"{ITERATION_GROUP}/{split}/"

@@ -8,12 +8,18 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from burnish.train.interrupter import Interrupter
-from burnish.train.split import TRAINING_SPLITS, Split
+from burnish.train.split import Split, check_split
 
 if TYPE_CHECKING:
     from burnish.module_summary import ModelSummary
 
-__all__ = ["MetricsRenderer", "RenderSnapshot", "TrainingProgress", "format_value"]
+__all__ = [
+    "MetricsRenderer",
+    "RenderSnapshot",
+    "TrainingProgress",
+    "check_split",
+    "format_value",
+]
 
 
 @dataclass(frozen=True)
@@ -101,14 +107,6 @@ class MetricsRenderer(ABC):
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def check_split(split: Split | str) -> Split:
-    """`split` as a `Split`; raise if it is not one the renderers know."""
-    if split not in TRAINING_SPLITS:
-        allowed = tuple(s.value for s in TRAINING_SPLITS)
-        raise ValueError(f"`split` must be one of {allowed}. Received: split={split!r}.")
-    return Split(split)
 
 
 def check_num_epochs(num_epochs: int) -> None:
