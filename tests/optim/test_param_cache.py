@@ -4,13 +4,16 @@ Each change to a module between two steps (a parameter added or replaced, a subm
 swapped, inserted or removed, a record loaded, a copy forked) is followed by a step that must
 move exactly the module's current parameters by `-lr * grad`, the gradient computed by
 `torch.autograd.grad` independently. The proxy of the per-iteration cost counts the module
-tree walks (`named_modules` / `named_parameters`) of training iterations: none after the first.
+tree walks (`named_modules` / `named_parameters`) of training iterations: none after the first,
+and the lines of burnish's own code run per iteration: as many for 80 parameter tensors as for 8.
 """
 
 from __future__ import annotations
 
 import gc
+import sys
 import weakref
+from pathlib import Path
 
 import pytest
 import torch
@@ -365,23 +368,31 @@ class _Regression(Net):
         return RegressionOutput(((output - batch[1]) ** 2).mean(), output, batch[1])
 
 
-def _fit_walks(walks, tmp_path, iterations: int) -> int:
+def _learner(directory, blocks: int = 4, optim=None, configure=lambda builder: builder):
     from burnish.train import LearnerBuilder
     from burnish.train.metric import LossMetric
     from burnish.train.renderer import NullRenderer
 
-    gen = torch.Generator().manual_seed(0)
-    batches = [
-        (torch.randn(4, 3, generator=gen, dtype=F64), torch.randn(4, 4, generator=gen, dtype=F64))
-        for _ in range(iterations)
-    ]
-    learner = (
-        LearnerBuilder(tmp_path / f"run-{iterations}")
+    builder = (
+        LearnerBuilder(directory)
         .metric_train_numeric(LossMetric())
         .renderer(NullRenderer())
         .num_epochs(1)
-        .build(_Regression(blocks=4), AdamConfig().init(), LR)
     )
+    return configure(builder).build(_Regression(blocks=blocks), (optim or AdamConfig()).init(), LR)
+
+
+def _batches(iterations: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    gen = torch.Generator().manual_seed(0)
+    return [
+        (torch.randn(4, 3, generator=gen, dtype=F64), torch.randn(4, 4, generator=gen, dtype=F64))
+        for _ in range(iterations)
+    ]
+
+
+def _fit_walks(walks, tmp_path, iterations: int) -> int:
+    learner = _learner(tmp_path / f"run-{iterations}")
+    batches = _batches(iterations)
     walks.update(named_modules=0, named_parameters=0)
     learner.fit(batches, batches[:1])
     return walks["named_modules"] + walks["named_parameters"]
@@ -392,3 +403,105 @@ def test_learner_walks_the_module_tree_a_fixed_number_of_times_per_fit(walks, tm
     long, short = _fit_walks(walks, tmp_path, 12), _fit_walks(walks, tmp_path, 2)
     assert short > 0  # the counter sees the walks of the first iteration and the set-up
     assert long == short
+
+
+class _BurnishLines:
+    """Counts the lines of burnish's own files executed (a line run again by a loop counts
+    again, comprehensions and generators included), the finest proxy of its Python work."""
+
+    root = str(Path(bn.__file__).parent)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __enter__(self) -> _BurnishLines:
+        sys.settrace(self._call)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.settrace(None)
+
+    def _call(self, frame, event: str, arg: object):
+        if frame.f_code.co_filename.startswith(self.root):
+            return self._line
+        return None
+
+    def _line(self, frame, event: str, arg: object):
+        if event == "line":
+            self.count += 1
+        return self._line
+
+
+OPTIMIZERS = [
+    AdamConfig(weight_decay=WeightDecayConfig(0.01)),
+    AdamConfig(grad_clipping=GradientClippingConfig.norm(0.5)),
+    AdamConfig(grad_clipping=GradientClippingConfig.value(0.5)),
+    SgdConfig(weight_decay=WeightDecayConfig(0.01)),
+]
+OPTIMIZER_IDS = ["adam-decay", "adam-clip-norm", "adam-clip-value", "sgd-decay"]
+
+
+def _custom_loop_lines(blocks: int, optim) -> int:
+    """burnish's lines run in 5 iterations of a custom loop, after a first one."""
+    model, optim = Net(blocks=blocks), optim.init()
+    accumulator = GradientsAccumulator()
+
+    def iteration() -> None:
+        for _ in range(2):
+            grads = GradientsParams.from_grads(bn.backward(_loss(model)), model)
+            accumulator.accumulate(model, grads)
+        optim.step(LR, model, accumulator.grads())
+
+    iteration()
+    with _BurnishLines() as lines:
+        for _ in range(5):
+            iteration()
+    return lines.count
+
+
+@pytest.mark.parametrize("optim", OPTIMIZERS, ids=OPTIMIZER_IDS)
+def test_custom_loop_python_work_does_not_grow_with_the_parameter_count(optim):
+    """`bn.backward` -> `GradientsParams` -> accumulation -> `optim.step`: O(1) Python."""
+    few, many = _custom_loop_lines(4, optim), _custom_loop_lines(40, optim)
+    assert few > 0  # the counter sees burnish's lines
+    assert many == few
+
+
+def _learner_lines(tmp_path, blocks: int, iterations: int, optim, configure) -> int:
+    learner = _learner(tmp_path / f"blocks-{blocks}-{iterations}", blocks, optim, configure)
+    batches = _batches(iterations)
+    with _BurnishLines() as lines:
+        learner.fit(batches, batches[:1])
+    return lines.count
+
+
+LEARNER_SETTINGS = {
+    "adam": (AdamConfig(), lambda b: b),
+    "sgd-decay": (SgdConfig(weight_decay=WeightDecayConfig(0.01)), lambda b: b),
+    "accumulation": (AdamConfig(), lambda b: b.grads_accumulation(2)),
+    "clip-norm-fp16": (
+        AdamConfig(grad_clipping=GradientClippingConfig.norm(0.5)),
+        lambda b: b.mixed_precision("fp16"),
+    ),
+    "bf16": (AdamConfig(), lambda b: b.mixed_precision("bf16")),
+}
+
+
+@pytest.mark.parametrize("setting", LEARNER_SETTINGS)
+def test_learner_python_work_per_iteration_does_not_grow_with_the_parameter_count(
+    tmp_path, setting
+):
+    """Ten more iterations run as many lines of burnish with 80 parameter tensors as with 8.
+
+    The set-up (parameter tables, summary, checkpoint) may scale with the model; the
+    difference between a fit of 12 iterations and one of 2 is the per-iteration cost only.
+    """
+    optim, configure = LEARNER_SETTINGS[setting]
+    _learner_lines(tmp_path / "warm-up", 4, 2, optim, configure)
+    per_ten = {
+        blocks: _learner_lines(tmp_path, blocks, 12, optim, configure)
+        - _learner_lines(tmp_path, blocks, 2, optim, configure)
+        for blocks in (4, 40)
+    }
+    assert per_ten[4] > 10  # each iteration runs some lines, and the counter sees them
+    assert per_ten[40] == per_ten[4]
