@@ -110,6 +110,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "guide model and ResNet-18, eager/custom/Learner/bf16/CUDA-graph contenders "
         "(benchmarks/device.py); default: the CPU benchmarks",
     )
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        choices=("guide", "resnet18"),
+        help="with --device: which models to run (default: both)",
+    )
     parser.add_argument("--output", type=Path, default=Path(__file__).parent / "results.json")
     return parser.parse_args(argv)
 
@@ -119,7 +125,13 @@ def main(argv: list[str] | None = None) -> int:
     names = args.benchmarks or [n for n in NAMES if n != "compile"]
     runs = args.runs or (3 if args.quick else 5)
     settings = harness.Settings(
-        runs, args.threads, args.quick, args.iterations, not args.no_lightning, args.device
+        runs,
+        args.threads,
+        args.quick,
+        args.iterations,
+        not args.no_lightning,
+        args.device,
+        tuple(args.models) if args.models else None,
     )
     info = machine()
     print(
@@ -150,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
             "iterations": args.iterations,
             "benchmarks": names,
             "device": args.device,
+            "models": args.models,
         },
         "seconds": round(time.perf_counter() - started, 1),
         "rows": [vars(row) for row in rows],

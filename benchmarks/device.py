@@ -57,7 +57,7 @@ def run(settings: harness.Settings, log, benchmark: str = "overhead") -> list[ha
     lightning = settings.lightning and lightning_available()
     names = [n for n in CONTENDERS if n != "lightning" or lightning]
     rows: list[harness.Row] = []
-    for model in MODELS:
+    for model in settings.models or MODELS:
         contenders = {
             name: (
                 lambda name=name, model=model: harness.run_child(

@@ -34,6 +34,7 @@ class Settings:
     iterations: int | None = None  # overrides the benchmark's default number of iterations
     lightning: bool = True  # run the informational Lightning contender when installed
     device: str | None = None  # `--device`: overhead and time_to_accuracy run benchmarks.device
+    models: tuple[str, ...] | None = None  # `--models`: which of benchmarks.device's models
 
 
 @dataclasses.dataclass

@@ -54,4 +54,7 @@ def test_the_cli_takes_a_device_and_targets_apply_only_on_a_gpu() -> None:
 
     assert cli.parse(["--device", "cuda"]).device == "cuda"
     assert cli.parse([]).device is None  # the CPU benchmarks stay the default
+    assert cli.parse(["--device", "cpu", "--models", "guide"]).models == ["guide"]
+    with pytest.raises(SystemExit):
+        cli.parse(["--device", "cpu", "--models", "resnet50"])
     assert set(TARGETS["guide"]) == {"learner", "learner-graphs"}
