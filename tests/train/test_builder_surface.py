@@ -197,6 +197,39 @@ def test_with_interrupter_stop_from_a_train_step_ends_the_run(tmp_path):
     assert "Training interrupted: stop from train_step" in log_text
 
 
+def test_an_interrupted_run_without_a_checkpointer_keeps_the_lines_of_its_iterations(tmp_path):
+    """The CLI renderer is not due within 3 iterations, so their entries are still pending
+    at the stop: they are written all the same (no checkpoint flushes them here)."""
+    bn.seed(1)
+    interrupter = Interrupter()
+    model = StopAfter(interrupter, at=3)
+    b = builder(tmp_path, epochs=2).with_interrupter(interrupter)  # CliMetricsRenderer
+    result = b.build(model, AdamConfig().init(), 1e-3).fit(*loaders(batch_size=16, **SMALL))
+    assert result.interrupted
+    assert len((tmp_path / "train/epoch-1/Loss.log").read_text().splitlines()) == 3
+
+
+def test_summary_and_trackers_with_loggers_that_write_no_files(tmp_path):
+    """`summary()` reads the file logs: with `with_metric_logger` there are none, so the run
+    ends without a summary instead of failing, and the trackers still finish."""
+    from burnish.train.logger import CsvLogger
+
+    bn.seed(1)
+    learner = (
+        builder(tmp_path, epochs=1)
+        .renderer(RecordingRenderer())
+        .with_metric_logger(InMemoryMetricLogger(), InMemoryMetricLogger())
+        .summary()
+        .log_to(CsvLogger(tmp_path / "metrics.csv"))
+        .build(Mlp(), AdamConfig().init(), 1e-3)
+    )
+    result = learner.fit(*loaders(**SMALL))
+    assert result.epochs_completed == 1 and result.summary is None
+    rows = (tmp_path / "metrics.csv").read_text().splitlines()
+    assert any(row.startswith("1,,valid,Loss,") for row in rows)
+    assert "No summary" in (tmp_path / "experiment.log").read_text()
+
+
 def test_with_metric_logger_replaces_the_file_logs(tmp_path):
     bn.seed(1)
     train_logger, valid_logger = InMemoryMetricLogger(), InMemoryMetricLogger()

@@ -1,58 +1,27 @@
-"""The training loop (Burn's `Learner`): a few small named steps; see README.md for the order.
+"""Burn's `Learner`: trains a model that implements `train_step`/`valid_step`.
 
-Per epoch: the train split (one lr step, one `train_step`, one optimizer step per iteration),
-then validation on `model.valid()` under no autograd, then the epoch checkpoint, then early
-stopping. Epochs are 1-based.
+Each `fit` builds a `Run` (run.py), the loop over the epochs; see README.md for the order of
+events.
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-import torch
 from torch import nn
 
-from burnish.module import valid
-from burnish.optim import GradientsParams
-from burnish.train.accumulation import Accumulation
-from burnish.train.batch_check import check_batch_device, model_device
-from burnish.train.checkpoint.learning import LearningCheckpointer
-from burnish.train.checkpoint.training_state import TrainingState
-from burnish.train.compile import (
-    CompiledTrainStep,
-    check_compiled_step,
-    compiled_forward,
-    tracing_autograd,
-)
-from burnish.train.data_adapter import DataAdapter, data_adapter
 from burnish.train.distributed import DistributedContext
-from burnish.train.fsdp import shard_model
-from burnish.train.grad_sync import GradientSync
-from burnish.train.metric.base import MetricMetadata
-from burnish.train.metric.store import MetricStore
-from burnish.train.position import Phase, Position
-from burnish.train.precision import MixedPrecision
-from burnish.train.processor import MetricsProcessor, SplitMetrics
-from burnish.train.renderer.base import MetricsRenderer, TrainingProgress
-from burnish.train.result import TrainingResult
-from burnish.train.split import TRAINING_SPLITS, Split
-from burnish.train.tracking import Tracking, final_model_file, run_settings
+from burnish.train.run import Run, learner_summary
+from burnish.train.split import Split
 
 if TYPE_CHECKING:
     from burnish.lr_scheduler import LrScheduler
     from burnish.optim import Optimizer
-    from burnish.train.logger import MetricLogger
     from burnish.train.options import LearnerOptions
-    from burnish.train.output import TrainOutput
-    from burnish.train.step import TrainStep, ValidStep
+    from burnish.train.result import TrainingResult
     from burnish.train.summary import LearnerSummary
 
 __all__ = ["Learner"]
-
-log = logging.getLogger("burnish.train")
 
 
 class Learner:
@@ -109,7 +78,7 @@ class Learner:
             )
         self.dataloaders = (train, valid_loader)
         context = DistributedContext.detect(self.options.device)
-        run = _Run(self, context, {Split.TRAIN: train, Split.VALID: valid_loader})
+        run = Run(self, context, {Split.TRAIN: train, Split.VALID: valid_loader})
         result = run.fit()
         self.model = result.model
         if self.options.summary and context.is_main:
@@ -119,320 +88,7 @@ class Learner:
         return result
 
     def _summary(self) -> LearnerSummary | None:
-        return _summary(self.options)
-
-
-class _Run:
-    """One `fit`: the run-time parts built for it, and the loop over its epochs."""
-
-    def __init__(
-        self, learner: Learner, context: DistributedContext, loaders: dict[Split, Any]
-    ) -> None:
-        options = learner.options
-        self.options = options
-        self.context = context
-        self.sharded = options.strategy == "fsdp" and context.enabled
-        model = self._place(learner.model)
-        loggers, self.renderer = self._outputs()
-        self.tracking: Tracking | None = None
-        if options.trackers and context.is_main:
-            self.tracking = Tracking(self.renderer, options.trackers, self._where)
-            self.renderer = self.tracking
-        self.processor = MetricsProcessor(
-            [SplitMetrics(s, list(options.metrics[s]), loggers[s]) for s in TRAINING_SPLITS],
-            self.renderer,
-            reduce=context.reducer(),
-        )
-        self.store = MetricStore(loggers)
-        self.precision = _mixed_precision(options.mixed_precision, model)
-        self.state = TrainingState(
-            model=model,
-            optim=learner.optim,
-            lr_scheduler=learner.lr_scheduler,
-            loaders={split: self._adapter(loader) for split, loader in loaders.items()},
-            processor=self.processor,
-            accumulation=Accumulation(options.grads_accumulation),
-            early_stopping=options.early_stopping,
-            world_size=context.world_size,
-            sharded=self.sharded,
-            scaler=self.precision.scaler if self.precision is not None else None,
-        )
-        self.checkpointer = LearningCheckpointer(
-            options.checkpointer,
-            options.checkpointing_strategy,
-            options.resume_from,
-            is_main=context.is_main,
-            before_save=self.tracking.flush if self.tracking is not None else None,
-        )
-        # The inference twin shares storage: one for the run. FSDP's hooks belong to the
-        # sharded model itself, so under FSDP validation runs on it, in eval mode.
-        self.valid_model: nn.Module = model if self.sharded else valid(model)
-        self.grad_sync = (
-            GradientSync(context.world_size, overlap=(options.grads_accumulation or 1) == 1)
-            if context.enabled and not self.sharded  # FSDP reduce-scatters in backward
-            else None
-        )
-        self.compiled_step = self._compiled_step(model, learner.optim)
-
-    def _place(self, model: nn.Module) -> nn.Module:
-        """On the run's device, with rank 0's parameters, sharded under FSDP."""
-        if self.context.device is not None:
-            model.to(self.context.device)
-        self.context.broadcast_module(model)
-        if self.sharded:  # after the broadcast: every rank shards the same parameters
-            options = self.options
-            model = shard_model(model, options.shard_policy, options.mixed_precision)
-        return model
-
-    def _compiled_step(self, model: nn.Module, optim: Optimizer) -> CompiledTrainStep | None:
-        """With `compile(step=True)`: train_step and the optimizer step as one graph."""
-        options = self.options
-        if not options.compile_step or options.compile is None:
-            return None
-        check_compiled_step(
-            optim,
-            grads_accumulation=options.grads_accumulation,
-            mixed_precision=options.mixed_precision,
-            strategy=options.strategy,
-            world_size=self.context.world_size,
-        )
-        return CompiledTrainStep(model, optim, options.compile, self.precision)
-
-    def fit(self) -> TrainingResult:
-        with self._session():
-            resumed = self.checkpointer.restore(
-                self.state, self.context.device, self.context.barrier
-            )
-            if self.context.is_main:
-                self._show_model()
-            if self.tracking is not None:
-                settings = run_settings(self.options, self.context, self.state)
-                position = self.state.position if resumed else None
-                self.tracking.start_run(
-                    self.options.artifact_dir, self.options.tracker_config, settings, position
-                )
-            result = self._epochs()
-            if self.tracking is not None and not result.interrupted:
-                summary = _summary(self.options)
-                model = final_model_file(self.options.checkpointer)
-                self.tracking.finish(None if summary is None else str(summary), model)
-            return result
-
-    def _show_model(self) -> None:
-        """The model summary in the experiment log and the dashboard."""
-        from burnish.module_summary import ModelSummary
-
-        summary = ModelSummary.from_module(self.state.model)
-        log.info("Model summary:\n%s", str(summary).rstrip("\n"))
-        self.renderer.model_summary(summary)
-
-    def _where(self) -> tuple[int, float | None]:
-        return self.state.step, self.state.lr
-
-    # -- the loop --------------------------------------------------------------------------
-
-    def _epochs(self) -> TrainingResult:
-        state = self.state
-        result = TrainingResult(state.model, artifact_dir=self.options.artifact_dir)
-        interrupter = self.options.interrupter
-        while state.position.epoch <= self.options.num_epochs:
-            epoch = state.position.epoch
-            if state.position.phase is Phase.TRAIN and not self._train_epoch(epoch):
-                result.interrupted = True
-                break
-            if not self._valid_epoch(epoch):
-                result.interrupted = True
-                break
-            self.checkpointer.save_epoch(epoch, state, self.store)
-            result.epochs_completed = epoch
-            state.position = Position(epoch + 1)
-            if self._should_stop_early(epoch):
-                result.stopped_early = True
-                break
-        if interrupter.should_stop():
-            log.info("Training interrupted: %s", interrupter.reason)
-        result.model = state.model
-        return result
-
-    def _train_epoch(self, epoch: int) -> bool:
-        """Run the train split from the current position; False if interrupted."""
-        state, loader = self.state, self.state.loaders[Split.TRAIN]
-        if state.position.iteration == 0:
-            state.start_epoch(Split.TRAIN)
-        state.model.train()
-        every = self.options.checkpoint_every
-        start = state.position.iteration
-        for iteration, batch in enumerate(loader.iterate(start), start + 1):
-            if iteration == 1:
-                check_batch_device(batch, state.model)
-            lr = state.lr_scheduler.step()
-            state.lr = lr
-            state.step += 1
-            if self.grad_sync is not None:  # the backward pass launches the all-reduces
-                self.grad_sync.prepare(state.model)
-            if self.compiled_step is not None:  # train_step and the optimizer step, one graph
-                item = self.compiled_step(batch, lr)
-            else:
-                output = self._train_step(batch)
-                self._optimize(output, lr)
-                item = output.item
-            state.position.iteration = iteration
-            self.processor.process(Split.TRAIN, item, *self._metadata(loader, iteration, lr))
-            if self._stop_requested(iteration):
-                self.checkpointer.save_iteration(state)
-                return False
-            if every and iteration % every == 0:
-                self.checkpointer.save_iteration(state)
-        self.processor.end_epoch(Split.TRAIN, epoch)
-        state.position.phase = Phase.VALID
-        return True
-
-    def _valid_epoch(self, epoch: int) -> bool:
-        """Run validation on `model.valid()`; False if interrupted (the epoch is redone)."""
-        state, loader = self.state, self.state.loaders[Split.VALID]
-        state.start_epoch(Split.VALID)
-        if self.sharded:
-            state.model.eval()
-        logger = self.processor.splits[Split.VALID].logger
-        start = logger.positions(epoch)
-        model: ValidStep = self.valid_model  # type: ignore[assignment]  # checked at fit
-        precision = self.precision.valid() if self.precision else contextlib.nullcontext()
-        with torch.no_grad(), precision:
-            for iteration, batch in enumerate(loader.iterate(), 1):
-                item = model.valid_step(batch)
-                self.processor.process(Split.VALID, item, *self._metadata(loader, iteration))
-                if self._stop_requested(iteration):  # forget it: redone in full on resume
-                    self.processor.clear(Split.VALID)
-                    logger.truncate_to(start)
-                    self.checkpointer.save_iteration(state)
-                    return False
-        self.processor.end_epoch(Split.VALID, epoch)
-        state.position.phase = Phase.DONE
-        return True
-
-    def _optimize(self, output: TrainOutput, lr: float) -> None:
-        state = self.state
-        grads = output.grads
-        if not isinstance(grads, GradientsParams):
-            grads = GradientsParams.from_grads(grads, state.model)
-        ready = state.accumulation.add(state.model, grads)
-        if ready is None:
-            return
-        if self.grad_sync is not None:  # only optimizer steps communicate
-            ready = self.grad_sync.average(ready)
-        state.model = self._step(lr, ready)
-
-    def _train_step(self, batch: Any) -> TrainOutput:
-        if self.precision is None:
-            return _train_step(self.state.model, batch)
-        with self.precision.train():
-            return _train_step(self.state.model, batch)
-
-    def _step(self, lr: float, grads: GradientsParams) -> nn.Module:
-        """The optimizer step; with a loss scaler, unscaled first and skipped on inf/NaN."""
-        state = self.state
-        if state.scaler is None:
-            return state.optim.step(lr, state.model, grads)
-        model = state.scaler.step(state.optim, lr, state.model, grads)
-        state.scaler.update()
-        return model
-
-    def _stop_requested(self, iteration: int) -> bool:
-        """Whether to stop after this iteration; with several ranks, rank 0 decides for all."""
-        stop = self.options.interrupter.should_stop()
-        if not self.context.enabled:
-            return stop
-        return iteration % self.processor.sync_every == 0 and self.context.agree(stop)
-
-    def _metadata(
-        self, loader: DataAdapter, iteration: int, lr: float | None = None
-    ) -> tuple[MetricMetadata, TrainingProgress]:
-        epoch, epochs = self.state.position.epoch, self.options.num_epochs
-        progress = loader.progress(iteration)
-        metadata = MetricMetadata(progress, epoch, epochs, iteration, lr)
-        items, total = progress.items_processed, progress.items_total
-        return metadata, TrainingProgress(epoch, epochs, iteration, items, total)
-
-    def _should_stop_early(self, epoch: int) -> bool:
-        strategy = self.options.early_stopping
-        if strategy is None:
-            return False
-        stop = self.context.agree(strategy.should_stop(epoch, self.store))
-        if stop:
-            log.info("Early stopping after epoch %d.", epoch)
-        return stop
-
-    # -- set-up ----------------------------------------------------------------------------
-
-    def _outputs(self) -> tuple[dict[Split, MetricLogger], MetricsRenderer]:
-        """Loggers and renderer: rank 0 writes and draws; the others log in memory, silently."""
-        from burnish.train.logger import FileMetricLogger, InMemoryMetricLogger
-        from burnish.train.renderer import NullRenderer, default_renderer
-
-        options = self.options
-        if not self.context.is_main:
-            return {s: InMemoryMetricLogger() for s in TRAINING_SPLITS}, NullRenderer()
-        loggers = options.loggers or {
-            s: FileMetricLogger(options.artifact_dir / s) for s in TRAINING_SPLITS
-        }
-        return dict(loggers), options.renderer or default_renderer()
-
-    def _adapter(self, loader: Any) -> DataAdapter:
-        adapter = data_adapter(loader)
-        if self.context.device is not None:
-            adapter = adapter.to_device(self.context.device)
-        if self.context.enabled:
-            adapter = adapter.shard(self.context.rank, self.context.world_size)
-        return adapter
-
-    @contextlib.contextmanager
-    def _session(self) -> Iterator[None]:
-        options, context = self.options, self.context
-        installer = options.application_logger if context.is_main else None
-        if context.is_main:
-            options.artifact_dir.mkdir(parents=True, exist_ok=True)
-        with contextlib.ExitStack() as stack:
-            if installer is not None:
-                installer.install()
-                stack.callback(installer.uninstall)
-            if context.enabled:
-                log.info(
-                    "Distributed training: rank %d of %d on %s; rank 0 writes logs and "
-                    "checkpoints.",
-                    context.rank,
-                    context.world_size,
-                    context.device,
-                )
-            stack.enter_context(options.interrupter.catch_sigint())
-            if self.grad_sync is not None:
-                stack.callback(self.grad_sync.close)
-            stack.enter_context(_deterministic(options.deterministic))
-            modules = [self.state.model, self.valid_model]
-            if self.compiled_step is None:
-                stack.enter_context(compiled_forward(modules, options.compile))
-            else:
-                stack.callback(self.compiled_step.close)
-            stack.enter_context(tracing_autograd(self.compiled_step is not None))
-            if self.tracking is not None:
-                stack.callback(self.tracking.close_trackers)
-            self.renderer.start(options.num_epochs, options.interrupter)
-            stack.callback(self.renderer.close)
-            stack.callback(self._flush_loggers)
-            yield
-
-    def _flush_loggers(self) -> None:
-        for split in self.processor.splits.values():
-            split.logger.flush()
-
-
-def _summary(options: LearnerOptions) -> LearnerSummary | None:
-    """The LearnerSummary of the run's file logs (None without metrics)."""
-    from burnish.train.summary import LearnerSummary
-
-    names = {m.name for split in options.metrics.values() for m in split}
-    if not names:
-        return None
-    return LearnerSummary.from_dir(options.artifact_dir, sorted(names))
+        return learner_summary(self.options)
 
 
 def _check_model(model: nn.Module) -> None:
@@ -443,28 +99,3 @@ def _check_model(model: nn.Module) -> None:
                 "Implement `train_step` (returning TrainOutput) and `valid_step` "
                 "(returning the metrics' item) on the model to train it with a Learner."
             )
-
-
-def _mixed_precision(dtype: torch.dtype | None, model: nn.Module) -> MixedPrecision | None:
-    return MixedPrecision(dtype, model_device(model)) if dtype is not None else None
-
-
-def _train_step(model: nn.Module, batch: Any) -> TrainOutput:
-    step: TrainStep = model  # type: ignore[assignment]  # checked by _check_model
-    return step.train_step(batch)
-
-
-@contextlib.contextmanager
-def _deterministic(enabled: bool) -> Iterator[None]:
-    if not enabled:
-        yield
-        return
-    previous = torch.are_deterministic_algorithms_enabled()
-    benchmark = torch.backends.cudnn.benchmark
-    torch.use_deterministic_algorithms(True)
-    torch.backends.cudnn.benchmark = False
-    try:
-        yield
-    finally:
-        torch.use_deterministic_algorithms(previous)
-        torch.backends.cudnn.benchmark = benchmark

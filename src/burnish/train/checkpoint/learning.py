@@ -78,10 +78,14 @@ class LearningCheckpointer:
         return True
 
     def save_iteration(self, state: TrainingState) -> None:
-        """Commit a mid-epoch checkpoint; older mid-epoch checkpoints are then deleted."""
+        """Commit a mid-epoch checkpoint; older mid-epoch checkpoints are then deleted.
+
+        The metric entries still pending are written to the logs first, with or without a
+        checkpointer (an interrupted run keeps the lines of the iterations it did).
+        """
+        state.processor.flush(state.position.epoch)  # a collective with several ranks
         if self.checkpointer is None:
             return
-        state.processor.flush(state.position.epoch)  # a collective with several ranks
         records = self._records(state) if state.sharded else None  # gathered by every rank
         if not self.is_main:
             return
