@@ -14,16 +14,14 @@ from burnish.train.logger.tracker import (
     ExperimentLogger,
     ResumePosition,
     RunInfo,
-    check_lr,
     check_position,
-    check_values,
+    scalars,
 )
 from burnish.train.split import check_split
 
 __all__ = ["CSV_COLUMNS", "CsvLogger"]
 
 CSV_COLUMNS = ("epoch", "iteration", "split", "metric", "value")
-LR_NAME = "lr"
 
 
 class CsvLogger(ExperimentLogger):
@@ -89,7 +87,7 @@ class CsvLogger(ExperimentLogger):
         split = check_split(split)
         check_position(epoch, iteration, step)
         if self.iterations:
-            self._rows(split, epoch, iteration, check_values(values), check_lr(lr))
+            self._rows(split, epoch, iteration, scalars(values, lr))
 
     def log_epoch(
         self, split: str, epoch: int, values: Mapping[str, float], lr: float | None = None
@@ -97,7 +95,7 @@ class CsvLogger(ExperimentLogger):
         """Write one row per epoch value (and the lr) of `split`; flush the file."""
         split = check_split(split)
         check_position(epoch)
-        self._rows(split, epoch, "", check_values(values), check_lr(lr))
+        self._rows(split, epoch, "", scalars(values, lr))
         self._open().flush()
 
     def flush(self) -> None:
@@ -121,19 +119,9 @@ class CsvLogger(ExperimentLogger):
             raise RuntimeError("CsvLogger is not started: the learner calls `start(run)` first.")
         return self._file
 
-    def _rows(
-        self,
-        split: str,
-        epoch: int,
-        iteration: int | str,
-        values: dict[str, float],
-        lr: float | None,
-    ) -> None:
+    def _rows(self, split: str, epoch: int, iteration: int | str, values: dict[str, float]) -> None:
         self._open()
-        rows = [(epoch, iteration, split, name, value) for name, value in values.items()]
-        if lr is not None:
-            rows.append((epoch, iteration, split, LR_NAME, lr))
-        self._writer.writerows(rows)
+        self._writer.writerows((epoch, iteration, split, n, v) for n, v in values.items())
 
 
 def _cut(path: Path, resume: ResumePosition) -> None:

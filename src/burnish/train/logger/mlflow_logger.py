@@ -14,12 +14,12 @@ from typing import Any
 
 from burnish.io import atomic_write_bytes
 from burnish.train.logger.tracker import (
+    ITERATION_GROUP,
     ExperimentLogger,
     RunInfo,
-    check_lr,
     check_position,
-    check_values,
     import_extra,
+    scalars,
 )
 from burnish.train.split import Split, check_split
 
@@ -27,7 +27,6 @@ __all__ = ["MlflowLogger"]
 
 log = logging.getLogger("burnish.train")
 
-LR_NAME = "lr"
 RUN_FILE = "mlflow-run.json"
 _UNSAFE = re.compile(r"[^\w.\- ]")  # MLflow keys: alphanumerics, _ . - space (and / between)
 _BATCH = 100  # params (and tags) per log_batch request: MLflow's limit
@@ -181,7 +180,7 @@ class MlflowLogger(ExperimentLogger):
         check_position(epoch, iteration, step)
         if not self.iterations or split != Split.TRAIN:
             return
-        self._log(f"iteration/{split}/", step, check_values(values), check_lr(lr))
+        self._log(f"{ITERATION_GROUP}/{split}/", step, scalars(values, lr))
 
     def log_epoch(
         self, split: str, epoch: int, values: Mapping[str, float], lr: float | None = None
@@ -189,14 +188,12 @@ class MlflowLogger(ExperimentLogger):
         """Log `<split>/<Metric>` (and `<split>/lr`) at step = `epoch`."""
         split = check_split(split)
         check_position(epoch)
-        self._log(f"{split}/", epoch, check_values(values), check_lr(lr))
+        self._log(f"{split}/", epoch, scalars(values, lr))
 
-    def _log(self, prefix: str, step: int, values: dict[str, float], lr: float | None) -> None:
+    def _log(self, prefix: str, step: int, values: dict[str, float]) -> None:
         from mlflow.entities import Metric
 
         self._open()
-        if lr is not None:
-            values = {**values, LR_NAME: lr}
         now = int(time.time() * 1000)
         metrics = []
         for name, value in values.items():

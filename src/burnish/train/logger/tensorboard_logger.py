@@ -10,20 +10,18 @@ from typing import Any
 
 from burnish.io import fsync_dir
 from burnish.train.logger.tracker import (
+    ITERATION_GROUP,
     ExperimentLogger,
     ResumePosition,
     RunInfo,
-    check_lr,
     check_position,
-    check_values,
     import_extra,
+    scalars,
 )
 from burnish.train.split import TRAINING_SPLITS, Split, check_split
 
 __all__ = ["TensorBoardLogger"]
 
-LR_NAME = "lr"
-ITERATION_GROUP = "iteration"
 HISTORY_FILE = "events.out.tfevents.0000000000.burnish-history"  # sorts before any new file
 _REWRITE_TMP = "burnish-rewrite.tmp"  # no "tfevents" in these names: TensorBoard skips them
 _REWRITE_READY = "burnish-rewrite.ready"
@@ -108,12 +106,8 @@ class TensorBoardLogger(ExperimentLogger):
         if not self.iterations or split != Split.TRAIN:
             return
         writer = self._open()
-        prefix = f"{ITERATION_GROUP}/{split}/"
-        for name, value in check_values(values).items():
-            writer.add_scalar(prefix + name, value, step)
-        lr = check_lr(lr)
-        if lr is not None:
-            writer.add_scalar(prefix + LR_NAME, lr, step)
+        for name, value in scalars(values, lr).items():
+            writer.add_scalar(f"{ITERATION_GROUP}/{split}/{name}", value, step)
 
     def log_epoch(
         self, split: str, epoch: int, values: Mapping[str, float], lr: float | None = None
@@ -122,11 +116,8 @@ class TensorBoardLogger(ExperimentLogger):
         split = check_split(split)
         check_position(epoch)
         writer = self._open()
-        for name, value in check_values(values).items():
+        for name, value in scalars(values, lr).items():
             writer.add_scalar(f"{split}/{name}", value, epoch)
-        lr = check_lr(lr)
-        if lr is not None:
-            writer.add_scalar(f"{split}/{LR_NAME}", lr, epoch)
 
     def flush(self) -> None:
         """Write pending events to the event file."""

@@ -41,6 +41,10 @@ __all__ = [
 ]
 
 
+LR_NAME = "lr"  # the learning rate's name among a split's metrics, in every tracker
+ITERATION_GROUP = "iteration"  # iteration values: `iteration/<split>/<Metric>`
+
+
 def _check_count(name: str, value: Any, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"`{name}` must be an int >= {minimum}. Received: {name}={value!r}.")
@@ -254,18 +258,17 @@ def _as_mapping(value: Any) -> Mapping[str, Any] | None:
     return None
 
 
-def check_values(values: Mapping[str, float]) -> dict[str, float]:
-    """`values` as a dict of host floats (NaN and infinities kept)."""
+def scalars(values: Mapping[str, float], lr: float | None) -> dict[str, float]:
+    """The metric values as host floats (NaN and infinities kept), and the learning rate
+    as `LR_NAME` when given: what every tracker records of one iteration or epoch."""
     if not isinstance(values, Mapping):
         raise TypeError(
             f"`values` must map metric names to floats. Received: {type(values).__name__}."
         )
-    return {str(name): float(value) for name, value in values.items()}
-
-
-def check_lr(lr: float | None) -> float | None:
-    """`lr` as a host float, or None."""
-    return None if lr is None else float(lr)
+    result = {str(name): float(value) for name, value in values.items()}
+    if lr is not None:
+        result[LR_NAME] = float(lr)
+    return result
 
 
 def check_position(epoch: int, iteration: int | None = None, step: int | None = None) -> None:

@@ -16,12 +16,12 @@ from typing import Any
 
 from burnish.io import atomic_write_bytes
 from burnish.train.logger.tracker import (
+    ITERATION_GROUP,
     ExperimentLogger,
     RunInfo,
-    check_lr,
     check_position,
-    check_values,
     import_extra,
+    scalars,
 )
 from burnish.train.split import TRAINING_SPLITS, Split, check_split
 
@@ -29,11 +29,9 @@ __all__ = ["WandbLogger", "read_wandb_history"]
 
 log = logging.getLogger("burnish.train")
 
-LR_NAME = "lr"
 RUN_FILE = "wandb-run.json"
 EPOCH_KEY = "epoch"
 STEP_KEY = "global_step"
-ITERATION_GROUP = "iteration"
 
 
 class WandbLogger(ExperimentLogger):
@@ -175,10 +173,7 @@ class WandbLogger(ExperimentLogger):
             return
         row: dict[str, Any] = {STEP_KEY: step}
         prefix = f"{ITERATION_GROUP}/{split}/"
-        row.update({prefix + name: value for name, value in check_values(values).items()})
-        lr = check_lr(lr)
-        if lr is not None:
-            row[prefix + LR_NAME] = lr
+        row.update({prefix + name: value for name, value in scalars(values, lr).items()})
         self._open().log(row)
 
     def log_epoch(
@@ -190,10 +185,7 @@ class WandbLogger(ExperimentLogger):
         if epoch <= self._epochs.get(split, 0):
             return  # an earlier session stored this epoch already
         row: dict[str, Any] = {EPOCH_KEY: epoch}
-        row.update({f"{split}/{name}": value for name, value in check_values(values).items()})
-        lr = check_lr(lr)
-        if lr is not None:
-            row[f"{split}/{LR_NAME}"] = lr
+        row.update({f"{split}/{name}": value for name, value in scalars(values, lr).items()})
         self._open().log(row)
 
     def finish(
