@@ -21,6 +21,7 @@ import copy
 import difflib
 import os
 import warnings
+import weakref
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -96,8 +97,26 @@ def to_device(module: M, device: torch.device | str) -> M:
 
 
 def fork(module: M, device: torch.device | str) -> M:
-    """An independent copy of `module` on `device` (Burn's `fork`): no storage, no graph shared."""
-    return copy.deepcopy(module).to(parse_device(device))
+    """An independent copy of `module` on `device` (Burn's `fork`): no storage, no graph shared.
+
+    The copy keeps its parameters' identity, as Burn's `ParamId`s: an optimizer that stepped
+    `module` goes on stepping the copy with the same state.
+    """
+    forked = copy.deepcopy(module).to(parse_device(device))
+    _LINEAGES[forked] = _LINEAGES.setdefault(module, object())
+    return forked
+
+
+# A module and its forks share one token: the same parameters, in Burn's sense.
+_LINEAGES: weakref.WeakKeyDictionary[nn.Module, object] = weakref.WeakKeyDictionary()
+
+
+def same_parameters(first: nn.Module, second: nn.Module) -> bool:
+    """Whether `second` is `first`, or one is a fork (`bn.fork`) of the other's lineage."""
+    if first is second:
+        return True
+    token = _LINEAGES.get(first)
+    return token is not None and _LINEAGES.get(second) is token
 
 
 def into_record(module: nn.Module) -> dict[str, Any]:

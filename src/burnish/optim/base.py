@@ -2,13 +2,16 @@
 
 An optimizer is functional in Burn's sense: `model = optim.step(lr, model, grads)` applies
 the given gradients with the given learning rate to the parameters present in `grads`, and
-nothing else. Per-parameter state is created lazily, keyed by parameter id (qualified name),
-and the arithmetic is PyTorch's own functional foreach/fused kernels.
+nothing else. Per-parameter state is created lazily, keyed by parameter id (the qualified
+name relative to the module given to `step`), and the arithmetic is PyTorch's own functional
+foreach/fused kernels. One optimizer steps one model (and its forks): stepping another live
+module whose names its state already holds is refused, since the two would share state.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from abc import ABC, abstractmethod
 from operator import itemgetter
 from typing import Any, TypeVar, cast
@@ -18,6 +21,7 @@ from torch import Tensor, nn
 
 from burnish.errors import RecordError
 from burnish.optim.clipping import GradientClippingConfig
+from burnish.optim.param_table import unwrap
 from burnish.optim.params import GradientsParams
 
 __all__ = ["Optimizer"]
@@ -39,6 +43,10 @@ class Optimizer(ABC):
         self.grad_clipping = grad_clipping
         self._states: dict[str, dict[str, Any]] = {}
         self._unplaced: set[str] = set()
+        # State is keyed by names relative to the module given to `step`: the module that
+        # created each entry, and the module of the last step (checked when it changes).
+        self._owners: dict[str, weakref.ref[nn.Module]] = {}
+        self._module: weakref.ref[nn.Module] | None = None
 
     def step(self, lr: float, model: M, grads: GradientsParams) -> M:
         """Apply `grads` to `model`'s parameters with learning rate `lr`; return `model`.
@@ -82,6 +90,10 @@ class Optimizer(ABC):
         names, params, grad_list = grads._take_for(model)
         if not params:
             return model
+        if not torch.compiler.is_compiling():
+            module = unwrap(model)
+            if self._module is None or self._module() is not module:
+                self._check_owners(module, names)  # only when the module changes
         with torch.no_grad():
             if self.grad_clipping is not None:
                 grad_list = self.grad_clipping.clip(grad_list)
@@ -130,6 +142,7 @@ class Optimizer(ABC):
             for name, entry in record["state"].items()
         }
         self._unplaced = set(self._states)
+        self._owners, self._module = {}, None  # the state belongs to the next module stepped
         return self
 
     def __repr__(self) -> str:
@@ -176,7 +189,35 @@ class Optimizer(ABC):
         states = list(map(self._states.get, names))
         if self._unplaced or None in states:
             states = list(map(self._state, names, params))
+            if self._module is not None:
+                for name in names:
+                    self._owners.setdefault(name, self._module)
         return cast("list[dict[str, Any]]", states)  # no None: checked above
+
+    def _check_owners(self, module: nn.Module, names: list[str]) -> None:
+        """Refuse to step `module` with state another live module created under the same names.
+
+        Raises:
+            ValueError: naming both modules and how to step them instead.
+        """
+        from burnish.module import same_parameters
+
+        for name in names:
+            owner = self._owners.get(name)
+            other = owner() if owner is not None else None
+            if other is None or not self._states.get(name) or same_parameters(other, module):
+                continue
+            raise ValueError(
+                f"This {type(self).__name__} holds state for parameter {name!r} of a "
+                f"{type(other).__name__}, and was now given a {type(module).__name__} with a "
+                f"parameter of the same name. An optimizer keys its state by the names relative "
+                "to the module passed to `step`, so stepping two parts of a model separately "
+                "would mix their states. Pass the whole model and the part's gradients: "
+                "`optim.step(lr, model, GradientsParams.from_module(grads, model.part))`, or "
+                "use one optimizer per part."
+            )
+        self._module = weakref.ref(module)
+        self._owners.update(dict.fromkeys(names, self._module))
 
     def _state(self, name: str, param: Tensor) -> dict[str, Any]:
         state = self._states.get(name)
