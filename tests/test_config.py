@@ -50,6 +50,27 @@ def test_required_fields_positional_and_keyword():
         ModelConfig(10)
 
 
+@bn.config
+class OptionConfig:
+    """Burn's `Option<T>` fields: left out of the constructor, None by default."""
+
+    label: str | None  # before a required field: keyword-only
+    size: int
+    note: typing.Optional[str]  # noqa: UP045 - the spelling users still write
+    scale: float = 1.0
+
+
+def test_option_fields_default_to_none_wherever_they_stand(tmp_path):
+    config = OptionConfig(3)
+    assert (config.label, config.size, config.note, config.scale) == (None, 3, None, 1.0)
+    assert OptionConfig(3, label="a").label == "a"
+    assert config.with_label("b").with_note("c") == OptionConfig(3, label="b", note="c")
+    assert OptionConfig.from_dict({"size": 4}) == OptionConfig(4)  # a file without them
+    assert OptionConfig.load(config.with_label("d").save(tmp_path / "c.json")).label == "d"
+    with pytest.raises(TypeError, match="size"):
+        OptionConfig()  # the required field stays required
+
+
 def test_with_field_returns_a_modified_copy():
     cfg = ModelConfig(10, 1024)
     changed = cfg.with_dropout(0.2)

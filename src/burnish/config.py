@@ -70,7 +70,9 @@ def config(cls: type[T]) -> type[T]:
     """Turn a class with annotated fields into a Burn-style config.
 
     Required fields come first and may be given positionally; each defaulted field gets a
-    `with_<field>(value)` method returning a modified copy. `save`/`load` write and read
+    `with_<field>(value)` method returning a modified copy. A field annotated `X | None`
+    (Burn's `Option<X>`) without a default defaults to None, wherever it stands (keyword-only
+    when a required field follows it). `save`/`load` write and read
     pretty JSON; `str(cfg)` is that JSON.
 
     Args:
@@ -107,6 +109,7 @@ def config(cls: type[T]) -> type[T]:
     if not isinstance(cls, type):
         raise TypeError(f"@config decorates a class. Received: {cls!r}.")
     _copy_mutable_defaults(cls)
+    _default_options_to_none(cls)
     data_class: Any = dataclasses.dataclass(cls)
     for field in dataclasses.fields(data_class):
         has_default = (
@@ -143,6 +146,32 @@ def _copy_mutable_defaults(cls: type) -> None:
         value = cls.__dict__.get(name, dataclasses.MISSING)
         if isinstance(value, (list, dict, set)) or is_config(value):
             setattr(cls, name, dataclasses.field(default_factory=_copier(value)))
+
+
+def _default_options_to_none(cls: type) -> None:
+    """Give every `X | None` field without a default the default None (Burn's `Option`)."""
+    annotations = inspect.get_annotations(cls)
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # unresolvable forward refs: read the annotations as written
+        hints = {}
+    names = list(annotations)
+    for index, name in enumerate(names):
+        if name in cls.__dict__ or not _is_optional(hints.get(name, annotations[name])):
+            continue
+        required_after = any(
+            other not in cls.__dict__ and not _is_optional(hints.get(other, annotations[other]))
+            for other in names[index + 1 :]
+        )
+        setattr(cls, name, dataclasses.field(default=None, kw_only=required_after))
+
+
+def _is_optional(hint: Any) -> bool:
+    """Whether `hint` (a type, or an annotation string) admits None."""
+    if isinstance(hint, str):
+        text = hint.replace(" ", "")
+        return text.startswith("Optional[") or "None" in text.split("|")
+    return _is_union(hint) and type(None) in typing.get_args(hint)
 
 
 def _copier(value: Any) -> Callable[[], Any]:
