@@ -67,6 +67,7 @@ def test_is_a_numeric_metric_computed_per_epoch():
     assert metric.computed_per_epoch is True
     assert metric.higher_is_better is True
     assert TorchMetric(R2Score(), name="R2").name == "R2"
+    assert TorchMetric(torchmetrics_metric=R2Score()).name == "R2Score"  # API.md's keyword
     assert TorchMetric(torch_mse(), name="MSE").higher_is_better is False
 
 

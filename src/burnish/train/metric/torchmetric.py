@@ -55,8 +55,9 @@ class TorchMetric(Numeric):
         ...     TorchMetric(MulticlassF1Score(num_classes=10, average="macro")))  # doctest: +SKIP
 
     Args:
-        metric: A torchmetrics metric returning a scalar (one instance per split: the train
-            and valid metrics must be different objects). It follows the items' device.
+        torchmetrics_metric: A torchmetrics metric returning a scalar (one instance per split:
+            the train and valid metrics must be different objects). It follows the items'
+            device.
         name: The metric's name in logs and renderers; None: the class name
             (e.g. `"MulticlassF1Score"`).
         higher_is_better: None: the metric's own `higher_is_better` (True if it has none).
@@ -64,7 +65,7 @@ class TorchMetric(Numeric):
 
     Raises:
         ImportError: if torchmetrics is not installed.
-        TypeError: if `metric` is not a `torchmetrics.Metric`.
+        TypeError: if `torchmetrics_metric` is not a `torchmetrics.Metric`.
     """
 
     input_type = TorchMetricInput
@@ -73,15 +74,16 @@ class TorchMetric(Numeric):
 
     def __init__(
         self,
-        metric: Any,
+        torchmetrics_metric: Any,
         name: str | None = None,
         higher_is_better: bool | None = None,
         precision: int = 4,
     ) -> None:
         torchmetrics = _import_torchmetrics()
+        metric = torchmetrics_metric
         if not isinstance(metric, torchmetrics.Metric):
             raise TypeError(
-                "`metric` must be a torchmetrics.Metric instance, e.g. "
+                "`torchmetrics_metric` must be a torchmetrics.Metric instance, e.g. "
                 "TorchMetric(MulticlassF1Score(num_classes=10)). "
                 f"Received: {type(metric).__name__}."
             )
