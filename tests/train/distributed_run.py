@@ -4,13 +4,14 @@
     python tests/train/distributed_run.py ARTIFACT_DIR OUT [--epochs N] [--batch-size B]
         [--resume-epoch E] [--custom-loop] [--crash-at I] [--kill-at I]
         [--checkpoint-every K] [--accumulate N] [--unused] [--modify-grads] [--fsdp] [--adam]
-        [--csv]
+        [--bf16] [--csv]
 
 Rank 0 writes the final parameters to OUT. `--crash-at` makes rank 1 raise at its I-th step;
 `--kill-at` makes rank 0 SIGKILL itself at its I-th step (resumed with `resume()`).
 `--unused` trains a model with a parameter no step uses and one only some batches use, in
 1 KB gradient buckets; `--modify-grads` changes a gradient in place inside `train_step`.
-`--fsdp` shards the model with `strategy("fsdp")`; `--adam` trains with Adam instead of SGD.
+`--fsdp` shards the model with `strategy("fsdp")`; `--adam` trains with Adam instead of SGD;
+`--bf16` trains under `mixed_precision("bf16")`.
 `--csv` also logs to `metrics-rank<RANK>.csv` with `log_to(CsvLogger(...))` on every rank.
 """
 
@@ -106,6 +107,8 @@ def learner_run(args) -> torch.nn.Module:
         b = b.grads_accumulation(args.accumulate)
     if args.fsdp:
         b = b.strategy("fsdp")
+    if args.bf16:
+        b = b.mixed_precision("bf16")
     if args.csv:
         from burnish.train.logger import CsvLogger
 
@@ -149,6 +152,7 @@ def main() -> None:
     parser.add_argument("--modify-grads", action="store_true")
     parser.add_argument("--fsdp", action="store_true")
     parser.add_argument("--adam", action="store_true")
+    parser.add_argument("--bf16", action="store_true")
     parser.add_argument("--csv", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(1)
