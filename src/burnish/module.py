@@ -112,7 +112,7 @@ _LINEAGES: weakref.WeakKeyDictionary[nn.Module, object] = weakref.WeakKeyDiction
 
 
 def same_parameters(first: nn.Module, second: nn.Module) -> bool:
-    """Whether `second` is `first`, or one is a fork (`bn.fork`) of the other's lineage."""
+    """Whether `second` is `first`, or both descend by `fork` from the same module."""
     if first is second:
         return True
     token = _LINEAGES.get(first)

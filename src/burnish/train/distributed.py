@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import datetime
+import gc
 import logging
 import os
 from collections.abc import Callable
@@ -134,6 +135,9 @@ def _init_process_group(device: torch.device) -> None:
 
 def _leave_process_group() -> None:
     if dist.is_initialized():
+        # FSDP's modules hold their device mesh, and it the process group, in reference
+        # cycles: freed now, the group's threads stop while the interpreter is still whole.
+        gc.collect()
         dist.destroy_process_group()
 
 
