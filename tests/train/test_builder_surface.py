@@ -1,6 +1,7 @@
 """The LearnerBuilder methods of API.md §7 beyond the seeds: loaders given to `build` then
-`fit()`, text metrics (`metric_train`/`metric_valid`), `with_interrupter`,
-`with_metric_logger` and `with_application_logger`, each through a real run on an MNIST subset."""
+`fit()`, text metrics (`metric_train`/`metric_valid`, logged as Burn logs them),
+`with_interrupter`, `with_metric_logger` and `with_application_logger`, each through a real run
+on an MNIST subset."""
 
 from __future__ import annotations
 
@@ -120,7 +121,7 @@ def test_fit_without_loaders_anywhere_raises(tmp_path):
     assert not (tmp_path / "train").exists()  # nothing ran
 
 
-def test_text_metrics_reach_the_renderer_but_no_log_or_numeric_consumer(tmp_path):
+def test_text_metrics_are_shown_and_logged_but_read_by_no_numeric_consumer(tmp_path):
     bn.seed(1)
     renderer = RecordingRenderer()
     train_text, valid_text = ItemsSeen(), ItemsSeen()
@@ -132,9 +133,10 @@ def test_text_metrics_reach_the_renderer_but_no_log_or_numeric_consumer(tmp_path
         .metric_valid(valid_text)
         .renderer(renderer)
         .num_epochs(1)
+        .summary()
         .build(Mlp(), AdamConfig().init(), 1e-3)
     )
-    learner.fit(*loaders(**SMALL))
+    result = learner.fit(*loaders(**SMALL))
 
     shown = [(s.split, s.progress.iteration, s.text) for s in renderer.snapshots]
     assert ("train", 1, {"Items Seen": "64 items"}) in shown
@@ -146,12 +148,17 @@ def test_text_metrics_reach_the_renderer_but_no_log_or_numeric_consumer(tmp_path
         ("train", {"Loss"}),
         ("valid", {"Loss"}),
     ]
-    # The text metric is not written to the metric logs, so stores and strategies see nothing.
-    for split in ("train", "valid"):
-        assert sorted(p.name for p in (tmp_path / split / "epoch-1").iterdir()) == ["Loss.log"]
+    # As in Burn, the text metric's entries are logged, one line each, beside the numeric ones.
+    for split, lines in (("train", ["64 items", "128 items"]), ("valid", ["64 items"])):
+        directory = tmp_path / split / "epoch-1"
+        assert sorted(p.name for p in directory.iterdir()) == ["Items_Seen.log", "Loss.log"]
+        assert (directory / "Items_Seen.log").read_text().splitlines() == lines
+    # Numeric readers refuse it by name, and the summary leaves it out.
     store = MetricStore.from_dir(tmp_path)
-    assert store.find_metric("Items Seen", 1, Aggregate.MEAN, "train") is None
+    with pytest.raises(ValueError, match="not a numeric entry"):
+        store.find_metric("Items Seen", 1, Aggregate.MEAN, "train")
     assert store.find_metric("Loss", 1, Aggregate.MEAN, "train") is not None
+    assert [m.name for m in result.summary.metrics.train] == ["Loss"]
     # Each epoch of each split ends with a `clear`, so the next epoch counts from zero.
     assert (train_text.cleared, valid_text.cleared) == (1, 1)
 

@@ -117,11 +117,11 @@ class LearnerBuilder:
         return self._add_metric(Split.VALID, metric, numeric=True)
 
     def metric_train(self, metric: Metric) -> LearnerBuilder:
-        """Register a training metric shown as text in the dashboard."""
+        """Register a training metric shown as text in the dashboard and logged as text."""
         return self._add_metric(Split.TRAIN, metric, numeric=False)
 
     def metric_valid(self, metric: Metric) -> LearnerBuilder:
-        """Register a validation metric shown as text in the dashboard."""
+        """Register a validation metric shown as text in the dashboard and logged as text."""
         return self._add_metric(Split.VALID, metric, numeric=False)
 
     def _add_metric(self, split: Split, metric: Metric, numeric: bool) -> LearnerBuilder:

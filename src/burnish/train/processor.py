@@ -87,8 +87,10 @@ class MetricsProcessor:
             if isinstance(metric, Numeric):
                 if not metric.computed_per_epoch:
                     row.append(cast(NumericEntry, entry))
-            elif entry is not None:
-                state.text[metric.name] = cast(MetricEntry, entry).formatted
+            elif entry is not None:  # a text metric: shown, and logged as Burn logs it
+                text = cast(MetricEntry, entry)
+                state.text[metric.name] = text.formatted
+                state.logger.log(metric.name, metadata.epoch, [text])
         state.pending.append(row)
         if self.reduce is None:
             render = self.renderer.due()

@@ -31,7 +31,7 @@ from burnish.train.data_adapter import DataAdapter, data_adapter
 from burnish.train.distributed import DistributedContext
 from burnish.train.fsdp import shard_model
 from burnish.train.grad_sync import GradientSync
-from burnish.train.metric.base import MetricMetadata
+from burnish.train.metric.base import MetricMetadata, Numeric
 from burnish.train.metric.store import MetricStore
 from burnish.train.position import Phase, Position
 from burnish.train.precision import MixedPrecision
@@ -363,7 +363,7 @@ def learner_summary(options: LearnerOptions) -> LearnerSummary | None:
     `with_metric_logger` loggers that write none)."""
     from burnish.train.summary import LearnerSummary
 
-    names = {m.name for split in options.metrics.values() for m in split}
+    names = {m.name for split in options.metrics.values() for m in split if isinstance(m, Numeric)}
     if not names:
         return None
     try:

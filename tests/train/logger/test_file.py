@@ -71,6 +71,15 @@ def test_read_numeric_of_a_text_metric_names_the_file_and_line(tmp_path):
         logger.read_numeric("Status", 1)
 
 
+def test_a_text_entry_with_line_breaks_stays_one_line(tmp_path):
+    """Line counts are the logs' positions for resume: one entry must be one line."""
+    logger = FileMetricLogger(tmp_path)
+    logger.log("Status", 1, [MetricEntry("Status", "a\nb", "a\r\nb"), "c\rd"])
+    logger.close()
+    assert (tmp_path / "epoch-1" / "Status.log").read_text() == "a b\nc d\n"
+    assert logger.positions(1)["lines"] == {"Status": 2}
+
+
 def test_a_new_run_replaces_stale_files_and_later_logs_append(tmp_path):
     old = FileMetricLogger(tmp_path)
     old.log("Loss", 1, [NumericEntry(9.0, 1)] * 5)

@@ -41,13 +41,18 @@ def metric_file_stem(name: str) -> str:
 
 
 def serialize_entry(entry: LoggedEntry) -> str:
-    """One log line: `serialize()` of a `NumericEntry`, `serialized` of a `MetricEntry`, a `str`."""
+    """One log line: `serialize()` of a `NumericEntry`, `serialized` of a `MetricEntry`, a `str`
+    (line breaks in a text become spaces: one entry is one line)."""
     if isinstance(entry, str):
-        return entry
+        return _one_line(entry)
     serialized = getattr(entry, "serialized", None)  # a MetricEntry
     if isinstance(serialized, str):
-        return serialized
+        return _one_line(serialized)
     return cast("NumericEntry", entry).serialize()
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
 
 
 def check_epoch(epoch: int) -> int:
