@@ -223,9 +223,10 @@ def _to_host(values: list[Any]) -> list[float]:
             by_device.setdefault(value.device, []).append(i)
         else:
             out[i] = float(value)
-    for device, indices in by_device.items():
-        dtype = torch.float32 if device.type == "mps" else torch.float64  # MPS has no float64
-        stacked = torch.stack([values[i].detach().reshape(()).to(dtype) for i in indices])
+    for indices in by_device.values():
+        # One kernel and one copy: `stack` promotes the values to their widest dtype, in which
+        # each is exact; `tolist` gives Python floats (ints for integer values).
+        stacked = torch.stack([values[i].detach().reshape(()) for i in indices])
         for i, value in zip(indices, stacked.tolist()):
-            out[i] = value
+            out[i] = float(value)
     return out

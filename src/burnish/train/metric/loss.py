@@ -55,4 +55,5 @@ class LossMetric(StatefulNumeric):
         """Add a batch; returns its mean loss as a device tensor."""
         data = adapt(item, LossInput)
         assert data.batch_size is not None  # set by LossInput.__post_init__
-        return self.state.update(data.loss.mean(), data.batch_size)
+        loss = data.loss
+        return self.state.update(loss if loss.dim() == 0 else loss.mean(), data.batch_size)

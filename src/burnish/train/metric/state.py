@@ -79,6 +79,12 @@ class NumericMetricState:
                 self._count = self._count + batch_size
             return NumericEntry(value, batch_size)
         value = value.detach().reshape(())
+        if not skip_undefined and isinstance(self._sum, torch.Tensor) and type(batch_size) is int:
+            # One kernel for `sum + value * batch_size` in the sum's dtype (float64): for float32
+            # and half values the product is exact there, so the result is the two-step one.
+            self._sum = torch.add(self._sum, value, alpha=batch_size)
+            self._count = self._count + batch_size
+            return NumericEntry(value, batch_size)
         weighted = value.to(_accumulate_dtype(value.device)) * batch_size
         weight: torch.Tensor | int = batch_size
         if skip_undefined:
