@@ -19,6 +19,8 @@ work done, not the time spent waiting for a core).
 
     .venv/bin/python -m benchmarks -b many_tensors
     .venv/bin/python -m benchmarks.many_tensors child learner --iterations 300 --threads 1
+    .venv/bin/python -m benchmarks.many_tensors child learner --iterations 3000 --blocks 1 \
+        --width 8 --batch 4     # a step with almost no arithmetic: the loop's own host time
 """
 
 from __future__ import annotations
@@ -217,7 +219,11 @@ def child(argv: list[str]) -> None:
     parser.add_argument("contender", choices=CONTENDERS)
     parser.add_argument("--iterations", type=int, default=300)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--blocks", type=int, default=BLOCKS, help="1: a host-bound step")
+    parser.add_argument("--width", type=int, default=WIDTH)
+    parser.add_argument("--batch", type=int, default=BATCH)
     args = parser.parse_args(argv)
+    globals().update(BLOCKS=args.blocks, WIDTH=args.width, BATCH=args.batch)
     harness.set_threads(args.threads)
     workdir = Path(tempfile.mkdtemp(prefix="burnish-bench-"))
     try:
