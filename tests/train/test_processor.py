@@ -6,7 +6,7 @@ import torch
 
 from burnish.train.logger import InMemoryMetricLogger
 from burnish.train.metric import LossInput, LossMetric, MetricMetadata, Progress
-from burnish.train.processor import _MAX_PENDING, MetricsProcessor, SplitMetrics
+from burnish.train.processor import _MAX_PENDING, MetricsProcessor, SplitMetrics, _to_host
 from burnish.train.renderer import MetricsRenderer, TrainingProgress
 from burnish.train.split import Split
 
@@ -126,3 +126,22 @@ def test_a_record_taken_mid_epoch_continues_exactly():
         step(resumed, iteration, loss)
     assert resumed.end_epoch(Split.TRAIN, 1) == expected
     assert [value for value, _ in logged(logger)] == losses
+
+
+def test_read_back_is_exact_for_every_dtype_mixed_in_one_stack():
+    """One `stack` per device: float32 and bfloat16 values stay exact, and an integer too large
+    for float32 (2**25 + 1) beside them is not rounded."""
+    values = [
+        torch.tensor(0.1, dtype=torch.float32),
+        torch.tensor(0.1, dtype=torch.bfloat16),
+        torch.tensor(2**25 + 1),
+        torch.tensor(True),
+        2.5,
+    ]
+    assert _to_host(values) == [
+        float(torch.tensor(0.1, dtype=torch.float32)),
+        float(torch.tensor(0.1, dtype=torch.bfloat16)),
+        float(2**25 + 1),
+        1.0,
+        2.5,
+    ]

@@ -223,10 +223,15 @@ def _to_host(values: list[Any]) -> list[float]:
             by_device.setdefault(value.device, []).append(i)
         else:
             out[i] = float(value)
-    for indices in by_device.values():
-        # One kernel and one copy: `stack` promotes the values to their widest dtype, in which
-        # each is exact; `tolist` gives Python floats (ints for integer values).
-        stacked = torch.stack([values[i].detach().reshape(()) for i in indices])
+    for device, indices in by_device.items():
+        # One kernel and one copy: `stack` promotes floating values to the widest of their
+        # dtypes, which holds each exactly. An integer beside float32 values might not fit
+        # float32's 24 bits: then every value is widened first (MPS has no float64).
+        tensors = [values[i].detach().reshape(()) for i in indices]
+        stacked = torch.stack(tensors)
+        if stacked.dtype.itemsize < 8 and not all(t.is_floating_point() for t in tensors):
+            wide = torch.float32 if device.type == "mps" else torch.float64
+            stacked = torch.stack([t.to(wide) for t in tensors])
         for i, value in zip(indices, stacked.tolist()):
             out[i] = float(value)
     return out
