@@ -9,6 +9,8 @@ model = optim.step(lr, model, grads_rest);
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 import torch
 from torch import nn
@@ -184,3 +186,13 @@ def test_a_loaded_record_belongs_to_the_next_module_stepped():
     optim.load_record(record)
     optim.step(0.1, new, _part_grads(new)[0])
     assert optim.to_record()["state"]["first.weight"]["step"] == 2
+
+
+def test_an_optimizer_that_stepped_pickles_and_goes_on():
+    """The modules it stepped are weak references, left out of a pickle (or a copy)."""
+    model, optim = Twins(), AdamConfig().init()
+    optim.step(0.1, model, _part_grads(model)[0])
+    restored = pickle.loads(pickle.dumps(optim))
+    assert restored.to_record()["state"].keys() == optim.to_record()["state"].keys()
+    restored.step(0.1, model, _part_grads(model)[0])
+    assert restored.to_record()["state"]["first.weight"]["step"] == 2

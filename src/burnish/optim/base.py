@@ -148,6 +148,12 @@ class Optimizer(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(params_with_state={len(self._states)})"
 
+    def __getstate__(self) -> dict[str, Any]:
+        """For pickling (and `copy`): the state without the weak references to modules."""
+        state = dict(self.__dict__)
+        state["_owners"], state["_module"] = {}, None  # the next module stepped takes it
+        return state
+
     # -- subclass interface ----------------------------------------------------------------
 
     @abstractmethod
