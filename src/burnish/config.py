@@ -155,15 +155,12 @@ def _default_options_to_none(cls: type) -> None:
         hints = typing.get_type_hints(cls)
     except Exception:  # unresolvable forward refs: read the annotations as written
         hints = {}
-    names = list(annotations)
-    for index, name in enumerate(names):
-        if name in cls.__dict__ or not _is_optional(hints.get(name, annotations[name])):
-            continue
-        required_after = any(
-            other not in cls.__dict__ and not _is_optional(hints.get(other, annotations[other]))
-            for other in names[index + 1 :]
-        )
-        setattr(cls, name, dataclasses.field(default=None, kw_only=required_after))
+    undefaulted = [name for name in annotations if name not in cls.__dict__]
+    optional = [_is_optional(hints.get(name, annotations[name])) for name in undefaulted]
+    last_required = max((i for i, opt in enumerate(optional) if not opt), default=-1)
+    for index, name in enumerate(undefaulted):
+        if optional[index]:  # keyword-only when a required field follows it
+            setattr(cls, name, dataclasses.field(default=None, kw_only=index < last_required))
 
 
 def _is_optional(hint: Any) -> bool:

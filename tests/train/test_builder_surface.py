@@ -24,14 +24,7 @@ from tests.train.helpers import Mlp, builder, loaders
 
 # 128 training images in batches of 64: 2 iterations; 64 validation images: 1 iteration.
 SMALL = {"train_items": 128, "valid_items": 64}
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 class RecordingRenderer(MetricsRenderer):

@@ -24,6 +24,7 @@ from burnish.train.renderer import NullRenderer
 
 from tests.train.helpers import Mlp, loaders
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 BATCHES = 32  # one drain of the metrics processor (at most 32 pending iterations)
 
 
@@ -103,14 +104,6 @@ def _per_iteration(run, iterations: int) -> collections.Counter[str]:
     counts = run(2 * iterations)
     counts.subtract(run(iterations))
     return +counts
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def test_the_learner_dispatches_no_more_device_ops_per_iteration_than_a_custom_loop(tmp_path):
