@@ -1,8 +1,9 @@
 """One `Learner.fit`: the run-time parts built for it, and the loop over its epochs.
 
 Per epoch: the train split (one lr step, one `train_step`, one optimizer step per iteration),
-then validation on `model.valid()` under no autograd, then the epoch checkpoint, then early
-stopping. Epochs are 1-based. See README.md for the order of events.
+then validation on `model.valid()` under no autograd, then early stopping's decision, then the
+epoch checkpoint, which records the state after every decision of the epoch (and, for the last
+epoch, how the run ended). Epochs are 1-based. See README.md for the order of events.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from burnish.optim import GradientsParams
 from burnish.train.accumulation import Accumulation
 from burnish.train.batch_check import check_batch_device, model_device
 from burnish.train.checkpoint.learning import LearningCheckpointer
+from burnish.train.checkpoint.run_end import Resumed, RunEnd
 from burnish.train.checkpoint.training_state import TrainingState
 from burnish.train.compile import (
     CompiledTrainStep,
@@ -136,11 +138,14 @@ class Run:
             resumed = self.checkpointer.restore(
                 self.state, self.context.device, self.context.barrier
             )
+            if resumed is not None and resumed.is_over(self.options.num_epochs):
+                return self._already_complete(resumed)
+            self.renderer.start(self.options.num_epochs, self.options.interrupter)
             if self.context.is_main:
                 self._show_model()
             if self.tracking is not None:
                 settings = run_settings(self.options, self.context, self.state)
-                position = self.state.position if resumed else None
+                position = self.state.position if resumed is not None else None
                 self.tracking.start_run(
                     self.options.artifact_dir, self.options.tracker_config, settings, position
                 )
@@ -150,6 +155,18 @@ class Run:
                 model = final_model_file(self.options.checkpointer)
                 self.tracking.finish(None if summary is None else str(summary), model)
             return result
+
+    def _already_complete(self, resumed: Resumed) -> TrainingResult:
+        """A resumed run that had ended: nothing to train; what the ended run returned."""
+        message = resumed.describe()
+        log.info(message)
+        self.renderer.message(message)
+        return TrainingResult(
+            self.state.model,
+            epochs_completed=resumed.epochs_completed,
+            stopped_early=resumed.stopped_early,
+            artifact_dir=self.options.artifact_dir,
+        )
 
     def _show_model(self) -> None:
         """The model summary in the experiment log and the dashboard."""
@@ -165,10 +182,12 @@ class Run:
     # -- the loop --------------------------------------------------------------------------
 
     def _epochs(self) -> TrainingResult:
-        state = self.state
-        result = TrainingResult(state.model, artifact_dir=self.options.artifact_dir)
+        state, num_epochs = self.state, self.options.num_epochs
+        completed = state.position.epoch - 1  # a resumed run counts the epochs done before
+        artifact_dir = self.options.artifact_dir
+        result = TrainingResult(state.model, epochs_completed=completed, artifact_dir=artifact_dir)
         interrupter = self.options.interrupter
-        while state.position.epoch <= self.options.num_epochs:
+        while state.position.epoch <= num_epochs:
             epoch = state.position.epoch
             if state.position.phase is Phase.TRAIN and not self._train_epoch(epoch):
                 result.interrupted = True
@@ -176,10 +195,12 @@ class Run:
             if not self._valid_epoch(epoch):
                 result.interrupted = True
                 break
-            self.checkpointer.save_epoch(epoch, state, self.store)
+            stop = self._should_stop_early(epoch)  # decided before the checkpoint records it
+            end = RunEnd.after(epoch, num_epochs, stopped_early=stop)
+            self.checkpointer.save_epoch(epoch, state, self.store, end)
             result.epochs_completed = epoch
             state.position = Position(epoch + 1)
-            if self._should_stop_early(epoch):
+            if stop:
                 result.stopped_early = True
                 break
         if interrupter.should_stop():
@@ -348,8 +369,7 @@ class Run:
             stack.enter_context(tracing_autograd(self.compiled_step is not None))
             if self.tracking is not None:
                 stack.callback(self.tracking.close_trackers)
-            self.renderer.start(options.num_epochs, options.interrupter)
-            stack.callback(self.renderer.close)
+            stack.callback(self.renderer.close)  # started by `fit` once there is a run to show
             stack.callback(self._flush_loggers)
             yield
 

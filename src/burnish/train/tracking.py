@@ -112,6 +112,10 @@ class Tracking(MetricsRenderer):
         """Show the model summary in the renderer."""
         self.renderer.model_summary(summary)
 
+    def message(self, text: str) -> None:
+        """Forward `text` to the renderer."""
+        self.renderer.message(text)
+
     def render(self, snapshot: RenderSnapshot) -> None:
         """Render `snapshot`, then log its numeric values to the started trackers (an iteration)."""
         self.renderer.render(snapshot)

@@ -2,8 +2,11 @@
 where to resume.
 
 The learner hands it the run's `TrainingState` at three moments: `restore` before the first
-epoch, `save_iteration` mid-epoch (`checkpoint_every`, interruption) and `save_epoch` after
-validation. Only rank 0 writes; every rank takes part in the collectives (metric flushes).
+epoch, `save_iteration` mid-epoch (`checkpoint_every`, interruption) and `save_epoch` once every
+decision of the epoch is taken (validation, early stopping). Each checkpoint records the state
+after those decisions: the strategy's, which checkpoints remain (`Retention`) and, for the last
+epoch, how the run ended (`RunEnd`). Only rank 0 writes; every rank takes part in the
+collectives (metric flushes).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
 from burnish.train.checkpoint.resume import ResumeFrom, ResumePoint, find_resume_point
+from burnish.train.checkpoint.retention import Retention
+from burnish.train.checkpoint.run_end import Resumed, RunEnd
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
@@ -54,28 +59,36 @@ class LearningCheckpointer:
         self.resume_from = resume_from
         self.is_main = is_main
         self.before_save = before_save
+        self.retention = Retention()
 
     def restore(
         self,
         state: TrainingState,
         device: torch.device | None,
         barrier: Callable[[], None] | None = None,
-    ) -> bool:
-        """Load the checkpoint the run asks for into `state`; False for a fresh start.
+    ) -> Resumed | None:
+        """Load the checkpoint the run asks for into `state`; None for a fresh start.
+
+        Deletions that a crash cut short (between a checkpoint's commit and the deletions
+        its strategy decided) are carried out first: see `Retention`.
 
         Raises:
             CheckpointError: if the requested checkpoint is missing or damaged.
         """
         if self.checkpointer is None or self.resume_from is None:
-            return False
+            return None
         point = find_resume_point(
             self.checkpointer, self.resume_from, device, clean=self.is_main, wait=barrier
         )
         if point is None:
-            return False
+            return None
         self._load(state, point)
         log.info("Resumed from checkpoint %s.", point.checkpoint.name)
-        return True
+        if self.is_main:
+            self._finish_deletions(point.checkpoint)
+        end = RunEnd.from_record(point.records["learner"].get("end"))
+        path = self.checkpointer.directory / point.checkpoint.name
+        return Resumed(path, state.position.epoch - 1, end)
 
     def save_iteration(self, state: TrainingState) -> None:
         """Commit a mid-epoch checkpoint; older mid-epoch checkpoints are then deleted.
@@ -97,33 +110,57 @@ class LearningCheckpointer:
             if older.iteration is not None and older.sort_key() < point.sort_key():
                 self.checkpointer.delete(older)
 
-    def save_epoch(self, epoch: int, state: TrainingState, store: MetricFinder) -> None:
-        """Carry out the strategy's actions for `epoch`: save first, then delete."""
+    def save_epoch(
+        self, epoch: int, state: TrainingState, store: MetricFinder, end: RunEnd | None = None
+    ) -> None:
+        """Carry out the strategy's actions for `epoch`: save first, then delete.
+
+        Args:
+            epoch: the epoch that ended.
+            state: the run's state after every decision of the epoch (early stopping's too).
+            store: the metric logs the strategy reads.
+            end: how the run ended at `epoch`, None if it goes on; recorded in the checkpoint,
+                which is then saved whatever the strategy says.
+        """
         if self.checkpointer is None:
             return
         actions = self.strategy.checkpointing(epoch, store)
+        saving, deletions = self.retention.plan(epoch, actions, end)
         state.processor.flush(state.position.epoch)
-        saving = any(action.is_save for action in actions)
-        records = self._records(state) if saving and state.sharded else None  # every rank
+        records = self._records(state, end) if saving and state.sharded else None  # every rank
         if not self.is_main:
             return
         if saving:  # save first: never zero checkpoints
             if records is None:
-                records = self._records(state)
+                records = self._records(state, end)
             if self.before_save is not None:
                 self.before_save()
             self.checkpointer.save(CheckpointId(epoch), records)
-        for action in actions:
-            if action.is_delete and action.epoch is not None:
-                self.checkpointer.delete(CheckpointId(action.epoch))
+        for deleted in deletions:
+            self.checkpointer.delete(CheckpointId(deleted))
         for older in self.checkpointer.committed():  # mid-epoch checkpoints are superseded
             if older.iteration is not None and older.epoch <= epoch:
                 self.checkpointer.delete(older)
 
-    def _records(self, state: TrainingState) -> dict[str, Any]:
+    def _records(self, state: TrainingState, end: RunEnd | None = None) -> dict[str, Any]:
         records = state.to_records()
-        records["learner"]["checkpointing_strategy"] = self.strategy.to_record()
+        learner = records["learner"]
+        learner["checkpointing_strategy"] = self.strategy.to_record()
+        learner["retention"] = self.retention.to_record()
+        learner["end"] = end.to_record() if end is not None else None
         return records
+
+    def _finish_deletions(self, resumed: CheckpointId) -> None:
+        """Delete what the resumed checkpoint's state no longer keeps (see `Retention`)."""
+        assert self.checkpointer is not None
+        stale = self.retention.stale(self.checkpointer, resumed)
+        for point in stale:
+            self.checkpointer.delete(point)
+        if stale:
+            log.warning(
+                "Deleted checkpoints that a crash kept from being deleted: %s",
+                ", ".join(point.name for point in stale),
+            )
 
     def _load(self, state: TrainingState, point: ResumePoint) -> None:
         records = point.records
@@ -131,6 +168,7 @@ class LearningCheckpointer:
         saved = records["learner"].get("checkpointing_strategy")
         if saved is not None:
             self.strategy.load_record(saved)
+        self.retention.load_record(records["learner"].get("retention"))
         if self.is_main:  # drop log lines written after the checkpoint; other ranks log in memory
             positions = records["learner"]["loggers"]
             for split in (Split.TRAIN, Split.VALID):

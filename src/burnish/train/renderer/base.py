@@ -93,6 +93,10 @@ class MetricsRenderer(ABC):
     def model_summary(self, summary: ModelSummary) -> None:  # noqa: B027 - optional
         """Show the model's parameter summary before the first epoch (default: nothing)."""
 
+    def message(self, text: str) -> None:  # noqa: B027 - optional
+        """Tell the user something outside a run's progress, e.g. that a resumed run is
+        already complete, when the renderer is not started (default: nothing)."""
+
     @abstractmethod
     def close(self) -> None:
         """Release the terminal. Safe to call more than once."""

@@ -88,6 +88,10 @@ class CliMetricsRenderer(MetricsRenderer):
         """Print the model's parameter table."""
         self._print(str(summary).rstrip("\n"))
 
+    def message(self, text: str) -> None:
+        """Print `text` on a line of its own."""
+        self._print(text)
+
     def due(self) -> bool:
         """Whether a progress line may be printed at this iteration."""
         self._calls += 1

@@ -148,6 +148,12 @@ class TuiMetricsRenderer(MetricsRenderer):
             self._state.model = model_line(summary)
             self._dirty = True
 
+    def message(self, text: str) -> None:
+        """Print `text` on the terminal (the dashboard is not showing: the learner calls it
+        instead of `start`)."""
+        if self._live is None:
+            (self._console or terminal_console()).print(text, markup=False, highlight=False)
+
     def close(self) -> None:
         """Stop the UI thread, restore the terminal and leave the alternate screen."""
         live, self._live = self._live, None

@@ -1,0 +1,106 @@
+"""Which epoch checkpoints a run keeps, recorded in every checkpoint it writes.
+
+After each epoch the checkpointing strategy says what to save and what to delete; the new
+checkpoint is committed first and the deletions follow. A crash between the two leaves on
+disk a checkpoint that the committed strategy state has already let go of, and no later
+decision would ever name it again. So each checkpoint also records the epoch checkpoints that
+remain once its own deletions are done, and a resume finishes the job: every committed
+checkpoint older than the one it resumes from that is not in that list is removed. Removing is
+idempotent, so a crash during the clean-up is harmless too.
+
+The checkpoint of a run's last epoch is always saved, also when the strategy would not keep it:
+it records how the run ended (`RunEnd`) and holds the model `fit` returned. If the run is later
+continued (resumed with more epochs), that extra checkpoint is deleted after the next epoch.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from burnish.errors import RecordError
+from burnish.train.checkpoint.file import CheckpointId
+
+if TYPE_CHECKING:
+    from burnish.train.checkpoint.file import FileCheckpointer
+    from burnish.train.checkpoint.run_end import RunEnd
+    from burnish.train.checkpoint.strategy import CheckpointingAction
+
+__all__ = ["Retention"]
+
+
+class Retention:
+    """The epoch checkpoints a run keeps, as its strategy's actions leave them.
+
+    Attributes:
+        kept: the epochs whose checkpoints exist once the last decided deletions are done.
+        end_only: the last epoch of an ended run, saved only to record the end (its strategy
+            did not keep it); None otherwise.
+        recorded: whether the state came from a checkpoint that records it (or from this run);
+            checkpoints written before it was recorded are never cleaned after.
+    """
+
+    def __init__(self) -> None:
+        self.kept: set[int] = set()
+        self.end_only: int | None = None
+        self.recorded = True
+
+    def plan(
+        self, epoch: int, actions: list[CheckpointingAction], end: RunEnd | None
+    ) -> tuple[bool, list[int]]:
+        """Whether to save `epoch`'s checkpoint, and the epochs to delete once it is committed.
+
+        Args:
+            epoch: the epoch that just ended.
+            actions: the strategy's actions for it.
+            end: how the run ended at `epoch`, None if it goes on.
+        """
+        save = any(action.is_save for action in actions)
+        deletions = [action.epoch for action in actions if action.epoch is not None]
+        if self.end_only is not None and self.end_only != epoch:  # the run went on past it
+            deletions.append(self.end_only)
+        self.end_only = epoch if end is not None and not save else None
+        save = save or end is not None
+        if save:
+            self.kept.add(epoch)
+        self.kept.difference_update(deletions)
+        self.recorded = True
+        return save, deletions
+
+    def stale(self, checkpointer: FileCheckpointer, resumed: CheckpointId) -> list[CheckpointId]:
+        """The committed checkpoints older than `resumed` that the run no longer keeps.
+
+        Mid-epoch checkpoints older than `resumed` are all superseded; newer checkpoints (a
+        corrupt one `resume()` skipped, or later ones `checkpoint(epoch)` goes back from) are
+        left alone.
+        """
+        if not self.recorded:
+            return []
+        return [
+            point
+            for point in checkpointer.committed()
+            if point.sort_key() < resumed.sort_key()
+            and (point.iteration is not None or point.epoch not in self.kept)
+        ]
+
+    def to_record(self) -> dict[str, Any]:
+        """`{"kept": [epochs], "end_only": epoch or None}`."""
+        return {"kept": sorted(self.kept), "end_only": self.end_only}
+
+    def load_record(self, record: Any) -> None:
+        """Restore the state saved by `to_record`; None: a checkpoint that does not record it.
+
+        Raises:
+            RecordError: if `record` is neither None nor a `to_record()` dict.
+        """
+        if record is None:
+            self.kept, self.end_only, self.recorded = set(), None, False
+            return
+        if not isinstance(record, dict) or set(record) != {"kept", "end_only"}:
+            raise RecordError(
+                "A checkpoint retention record must be a dict with `kept` and `end_only`. "
+                f"Received: {record!r}. The checkpoint's `learner` record is damaged."
+            )
+        self.kept = {int(epoch) for epoch in record["kept"]}
+        end_only = record["end_only"]
+        self.end_only = None if end_only is None else int(end_only)
+        self.recorded = True
