@@ -2,6 +2,7 @@
 
     python tests/train/crash_run.py ARTIFACT_DIR OUT [--workers N] [--kill-at-io N]
         [--kill-in-valid] [--precision fp16] [--trackers]
+        [--scripted STRATEGY [--kill-after-epoch K] [--kill-in-epoch-end K]]
 
 It resumes from the newest complete checkpoint (`resume()`), trains a small dropout MLP on an
 MNIST subset with checkpoints every few iterations, and on success writes the final
@@ -10,6 +11,12 @@ its N-th file-system commit call (fsync, rename, write) — a kill that lands in
 checkpoint write for certain. `--kill-in-valid` kills it during the first validation.
 `--precision fp16` trains under mixed precision with loss scaling. `--trackers` also logs to
 a CSV file and TensorBoard (`log_to`) in the artifact directory.
+
+`--scripted composed|metric` trains the tiny regression of `scripted.py` instead, whose
+validation metric takes chosen values, with early stopping (stops after epoch 5 of 8) and that
+checkpointing strategy (keep-last-2 + best, or best only); `--kill-after-epoch K` kills it once
+epoch K's end (checkpoint and deletions) is done, `--kill-in-epoch-end K` at the first deletion
+of epoch K's end: after its checkpoint committed, before the deletions it decided.
 """
 
 from __future__ import annotations
@@ -92,6 +99,50 @@ class SlowMlp(Mlp):
         return super().train_step(batch)
 
 
+def kill_at_epoch_end(after: int, in_end: int) -> None:
+    """SIGKILL after epoch `after`'s end, or at the first deletion of epoch `in_end`'s end."""
+    from burnish.train.checkpoint.file import FileCheckpointer
+    from burnish.train.checkpoint.learning import LearningCheckpointer
+
+    save_epoch, delete = LearningCheckpointer.save_epoch, FileCheckpointer.delete
+    ending = {"epoch": 0}
+
+    def saving(self, epoch, *args, **kwargs):
+        ending["epoch"] = epoch
+        save_epoch(self, epoch, *args, **kwargs)
+        ending["epoch"] = 0
+        if epoch == after:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def deleting(self, checkpoint):
+        if ending["epoch"] == in_end:
+            os.kill(os.getpid(), signal.SIGKILL)
+        delete(self, checkpoint)
+
+    LearningCheckpointer.save_epoch, FileCheckpointer.delete = saving, deleting
+
+
+def scripted_learner(args):
+    """The scripted-loss run: early stopping and a metric-based checkpointing strategy."""
+    from tests.train import scripted
+
+    class SlowRegression(scripted.Regression):
+        def train_step(self, batch):
+            time.sleep(args.step_delay)
+            return super().train_step(batch)
+
+    bn.seed(4)
+    model, optim = SlowRegression(), AdamConfig().init()
+    configured = (
+        scripted.builder(args.artifact_dir, strategy_name=args.scripted)
+        .renderer(CliMetricsRenderer(file=sys.stderr))
+        .checkpoint_every(2)
+        .deterministic()
+        .resume()
+    )
+    return configured.build(model, optim, 1e-2), optim, scripted.loaders()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("artifact_dir")
@@ -104,15 +155,39 @@ def main() -> None:
     parser.add_argument("--step-delay", type=float, default=0.0, help="seconds per step")
     parser.add_argument("--precision", choices=["bf16", "fp16"], help="mixed precision")
     parser.add_argument("--trackers", action="store_true", help="CSV and TensorBoard loggers")
+    parser.add_argument("--scripted", choices=["composed", "metric"], help="scripted-loss run")
+    parser.add_argument("--kill-after-epoch", type=int, default=0)
+    parser.add_argument("--kill-in-epoch-end", type=int, default=0)
     args = parser.parse_args()
     calls = count_io() if args.count_io else None
     if args.kill_at_io:
         kill_at_io(args.kill_at_io)
     if args.kill_in_valid:
         kill_in_valid()
-
-    bn.seed(11)
+    if args.kill_after_epoch or args.kill_in_epoch_end:
+        kill_at_epoch_end(args.kill_after_epoch, args.kill_in_epoch_end)
     torch.set_num_threads(1)
+    if args.scripted:
+        learner, optim, (train, valid) = scripted_learner(args)
+    else:
+        learner, optim, (train, valid) = mnist_learner(args)
+    result = learner.fit(train, valid)
+    print(
+        f"interrupted={result.interrupted} epochs={result.epochs_completed} "
+        f"stopped_early={result.stopped_early}",
+        flush=True,
+    )
+    if result.interrupted:
+        return
+    state = {f"model.{k}": v for k, v in result.model.state_dict().items()}
+    torch.save({"model": state, "optim": optim.to_record()}, args.out)
+    if calls is not None:
+        print(f"io-calls {calls['n']}")
+
+
+def mnist_learner(args):
+    """The MNIST run: a dropout MLP, checkpoints every 3 iterations."""
+    bn.seed(11)
     model = SlowMlp(args.step_delay)
     optim = AdamConfig().init()
     configured = (
@@ -135,15 +210,8 @@ def main() -> None:
             config={"lr": 1e-3, "seed": 11},
         )
     learner = configured.build(model, optim, 1e-3)
-    train, valid = loaders(batch_size=32, train_items=960, valid_items=96, workers=args.workers)
-    result = learner.fit(train, valid)
-    print(f"interrupted={result.interrupted} epochs={result.epochs_completed}", flush=True)
-    if result.interrupted:
-        return
-    state = {f"model.{k}": v for k, v in result.model.state_dict().items()}
-    torch.save({"model": state, "optim": optim.to_record()}, args.out)
-    if calls is not None:
-        print(f"io-calls {calls['n']}")
+    data = loaders(batch_size=32, train_items=960, valid_items=96, workers=args.workers)
+    return learner, optim, data
 
 
 if __name__ == "__main__":

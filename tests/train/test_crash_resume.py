@@ -233,3 +233,76 @@ def test_sigkill_then_resume_keeps_every_tracker_point_once(reference_trackers, 
         if key in expected:
             assert actual[key] == expected[key], key
     assert tensorboard_epochs(artifacts) == tensorboard_epochs(reference_dir)
+
+
+# -- early stopping and metric-based checkpointing (issue 32) --------------------------------
+# The scripted run's validation metric is 5, 4, 3, 9, 9, ... so the best epoch is 3 and early
+# stopping (no improvement since 2 epochs) ends the run after epoch 5 of 8.
+
+# Every epoch boundary before the stop, killed at one of two moments (the two strategies take
+# turns): after the epoch's end, or between its checkpoint's commit and the deletions it decided.
+IN_END, AFTER = "--kill-in-epoch-end", "--kill-after-epoch"
+SCRIPTED_KILLS = {
+    "composed": [(IN_END, 1), (AFTER, 2), (IN_END, 3), (AFTER, 4)],
+    "metric": [(AFTER, 1), (IN_END, 2), (AFTER, 3), (IN_END, 4)],
+}
+
+
+@pytest.fixture(scope="module")
+def scripted_reference(tmp_path_factory):
+    """`scripted_reference(strategy)`: one uninterrupted scripted run with that strategy."""
+    made = {}
+
+    def make(strategy: str):
+        if strategy not in made:
+            directory = tmp_path_factory.mktemp(f"reference-{strategy}")
+            out, flags = directory / "final.pt", ("--scripted", strategy)
+            assert run(directory / "artifacts", out, "--count-io", *flags) == 0
+            assert "epochs=5 stopped_early=True" in run.last_stdout
+            io_calls = int(run.last_stdout.split("io-calls")[-1])
+            made[strategy] = directory / "artifacts", out, io_calls, flags
+        return made[strategy]
+
+    return make
+
+
+def checkpoint_files(artifact_dir: Path) -> dict[str, bytes]:
+    """Each checkpoint's COMMIT (the sha256 of every file it holds), by directory name."""
+    return {p.name: (p / "COMMIT").read_bytes() for p in (artifact_dir / "checkpoint").iterdir()}
+
+
+def assert_same_scripted_run(reference_dir, reference_out, artifacts, out):
+    assert_same_run(reference_dir, reference_out, artifacts, out)
+    assert "epochs=5 stopped_early=True" in run.last_stdout
+    assert sorted(checkpoint_files(artifacts)) == sorted(checkpoint_files(reference_dir))
+
+
+@pytest.mark.parametrize("strategy", ["composed", "metric"])
+def test_sigkill_at_every_epoch_boundary_then_resume_stops_at_the_same_epoch(
+    scripted_reference, strategy, tmp_path
+):
+    reference_dir, reference_out, _, flags = scripted_reference(strategy)
+    artifacts, out = tmp_path / "artifacts", tmp_path / "final.pt"
+    kills = [[flag, str(epoch)] for flag, epoch in SCRIPTED_KILLS[strategy]]
+    assert resume_until_done(artifacts, out, kills, *flags) == len(kills)
+    assert_same_scripted_run(reference_dir, reference_out, artifacts, out)
+
+    # The run has ended: resume() trains nothing, deletes nothing and returns the same result.
+    before, logged = checkpoint_files(artifacts), logs(artifacts)
+    out.unlink()
+    assert run(artifacts, out, *flags) == 0
+    assert_same_scripted_run(reference_dir, reference_out, artifacts, out)
+    assert checkpoint_files(artifacts) == before and logs(artifacts) == logged
+
+
+def test_sigkill_at_random_moments_with_early_stopping_then_resume_is_bit_identical(
+    scripted_reference, tmp_path
+):
+    reference_dir, reference_out, io_calls, flags = scripted_reference("metric")
+    rng = random.Random(32)
+    kills: list = [["--kill-at-io", str(rng.randint(1, io_calls // 3))] for _ in range(4)]
+    kills.insert(2, rng.uniform(0.05, 0.3))  # seconds into ~1 s of training
+    artifacts, out = tmp_path / "artifacts", tmp_path / "final.pt"
+    killed = resume_until_done(artifacts, out, kills, *flags)
+    assert killed >= 4, f"only {killed} of {len(kills)} kills landed before the run finished"
+    assert_same_scripted_run(reference_dir, reference_out, artifacts, out)

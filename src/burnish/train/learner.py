@@ -1,7 +1,7 @@
 """Burn's `Learner`: trains a model that implements `train_step`/`valid_step`.
 
-Each `fit` builds a `Run` (run.py), the loop over the epochs; see README.md for the order of
-events.
+`fit` builds a `Run` (run.py), the loop over the epochs; see README.md for the order of
+events. As in Burn, where `Learner::fit` takes `self`, `fit` consumes the learner: it runs once.
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ __all__ = ["Learner"]
 class Learner:
     """Trains a model that implements `train_step`/`valid_step`. Built by `LearnerBuilder`.
 
+    A learner is fit once (Burn's `fit` consumes it): a second `fit` raises. To continue a
+    run, build a new learner with `resume()`; to train again from scratch, build a new one.
+
     Args:
         model: the model; it implements `TrainStep` and `ValidStep`.
         optim: its optimizer.
@@ -50,9 +53,14 @@ class Learner:
         self.lr_scheduler = lr_scheduler
         self.options = options
         self.dataloaders = (dataloader_train, dataloader_valid)
+        self.fitted = False
 
     def fit(self, dataloader_train: Any = None, dataloader_valid: Any = None) -> TrainingResult:
         """Train for the configured epochs; returns the model and how the run ended.
+
+        The model returned is the one of the last epoch trained (as Burn's); with a
+        `MetricCheckpointingStrategy`, the best epoch's is in its checkpoint. `fit` runs once
+        per learner.
 
         Example:
             >>> result = learner.fit(dataloader_train, dataloader_valid)  # doctest: +SKIP
@@ -64,10 +72,12 @@ class Learner:
             dataloader_valid: the validation data, likewise.
 
         Raises:
+            RuntimeError: if `fit` was already called on this learner.
             ValueError: if a data loader is missing.
             TypeError: if the model lacks `train_step` or `valid_step`.
             CheckpointError: if a requested checkpoint cannot be loaded.
         """
+        self._check_not_fitted()
         _check_model(self.model)
         train = dataloader_train if dataloader_train is not None else self.dataloaders[0]
         valid_loader = dataloader_valid if dataloader_valid is not None else self.dataloaders[1]
@@ -77,18 +87,30 @@ class Learner:
                 "`learner.fit(dataloader_train, dataloader_valid)` or to `LearnerBuilder.build`."
             )
         self.dataloaders = (train, valid_loader)
+        self.fitted = True  # from here on the model and optimizer may have changed
         context = DistributedContext.detect(self.options.device)
         run = Run(self, context, {Split.TRAIN: train, Split.VALID: valid_loader})
         result = run.fit()
         self.model = result.model
         if self.options.summary and context.is_main:
-            result.summary = self._summary()
+            result.summary = self._summary(result.epochs_completed)
             if result.summary is not None:
                 print(result.summary)
         return result
 
-    def _summary(self) -> LearnerSummary | None:
-        return learner_summary(self.options)
+    def _check_not_fitted(self) -> None:
+        if self.fitted:
+            raise RuntimeError(
+                "`fit` was already called on this Learner; a learner trains once (Burn's "
+                "`Learner::fit` consumes it). A second `fit` would train the trained model "
+                "again, count epochs from 1 again and overwrite the first run's logs. Build a "
+                "new learner with `LearnerBuilder(...).build(...)`: add `.resume()` to continue "
+                "the run from its checkpoints, or use a fresh model (and another artifact "
+                "directory) to train again."
+            )
+
+    def _summary(self, epochs: int) -> LearnerSummary | None:
+        return learner_summary(self.options, epochs)
 
 
 def _check_model(model: nn.Module) -> None:

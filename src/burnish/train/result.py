@@ -16,10 +16,19 @@ class TrainingResult:
     """The trained model and how the run ended.
 
     Attributes:
-        model: the trained model (the same object the learner was built with).
-        summary: the `LearnerSummary` of the run's metric logs, or None without metrics.
-        epochs_completed: the last epoch that ran to its end (0 if none did).
-        stopped_early: True when early stopping ended the run.
+        model: the trained model (the same object the learner was built with), as the last
+            epoch trained left it (Burn's); with early stopping too, not the best epoch's
+            (a `MetricCheckpointingStrategy` keeps that one's checkpoint).
+        summary: None unless the builder's `.summary()` was asked for: then the
+            `LearnerSummary` of the run's metric logs over its `epochs_completed` epochs (its
+            "Total Epochs"), also printed; still None without numeric metrics or log files,
+            and on ranks other than 0.
+        epochs_completed: the epochs of the run that ended, validation and checkpoint
+            included, counting those done before a resume (0 if none did); an interrupted
+            epoch is not counted. `resume()` of a run that had ended returns the count it
+            ended with.
+        stopped_early: True when early stopping ended the run (also when `resume()` finds
+            it ended so).
         interrupted: True when the interrupter (Ctrl-C, `q` in the dashboard) ended the run.
         artifact_dir: where logs and checkpoints were written.
     """

@@ -378,16 +378,17 @@ class Run:
             split.logger.flush()
 
 
-def learner_summary(options: LearnerOptions) -> LearnerSummary | None:
-    """The LearnerSummary of the run's file logs (None without metrics or without files:
-    `with_metric_logger` loggers that write none)."""
+def learner_summary(options: LearnerOptions, epochs: int | None = None) -> LearnerSummary | None:
+    """The LearnerSummary of the run's file logs over epochs `1..epochs` (None: every epoch
+    logged); None without metrics or without files (`with_metric_logger` loggers that write
+    none)."""
     from burnish.train.summary import LearnerSummary
 
     names = {m.name for split in options.metrics.values() for m in split if isinstance(m, Numeric)}
     if not names:
         return None
     try:
-        return LearnerSummary.from_dir(options.artifact_dir, sorted(names))
+        return LearnerSummary.from_dir(options.artifact_dir, sorted(names), epochs=epochs)
     except FileNotFoundError as error:
         log.warning("No summary: %s", error)
         return None

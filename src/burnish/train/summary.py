@@ -87,7 +87,9 @@ class LearnerSummary:
         ...
 
     Attributes:
-        epochs: The number of epochs recorded (the highest `epoch-N` directory).
+        epochs: The number of epochs summarised ("Total Epochs"): the epochs the run completed
+            when the learner prints it (its `TrainingResult.epochs_completed`, so an
+            interrupted epoch is left out), else the highest `epoch-N` directory of the logs.
         metrics: The per-split metric summaries.
         model: The model's description, shown above the table when set (`with_model`).
     """
@@ -98,7 +100,10 @@ class LearnerSummary:
 
     @classmethod
     def from_dir(
-        cls, artifact_dir: str | os.PathLike, metrics: Iterable[str] | None = None
+        cls,
+        artifact_dir: str | os.PathLike,
+        metrics: Iterable[str] | None = None,
+        epochs: int | None = None,
     ) -> LearnerSummary:
         """Read the summary from `<artifact_dir>/train` and `<artifact_dir>/valid` logs.
 
@@ -106,6 +111,8 @@ class LearnerSummary:
             artifact_dir: The learner's artifact directory.
             metrics: The metric names, in table order; None for every numeric metric found
                 in the logs, sorted by name.
+            epochs: Summarise epochs `1..epochs` (the learner passes the epochs completed);
+                None for every epoch that has logs.
 
         Raises:
             FileNotFoundError: if `artifact_dir` or both its `train` and `valid` are missing.
@@ -123,7 +130,8 @@ class LearnerSummary:
                 "or `valid/` with `epoch-N/<Metric>.log` files)."
             )
         store = MetricStore({Split.TRAIN: train, Split.VALID: valid})
-        epochs = max(train.epochs(), valid.epochs())
+        if epochs is None:
+            epochs = max(train.epochs(), valid.epochs())
         if metrics is not None:
             return cls.from_store(store, list(metrics), epochs)
         names = sorted(set(train.metric_names()) | set(valid.metric_names()))
