@@ -87,6 +87,21 @@ def test_metric_strategy_saves_while_the_metric_is_missing():
     assert strategy.checkpointing(2, store) == [DELETE(1), SAVE]
 
 
+def test_metric_strategy_with_nan_epochs():
+    # NaN is never best. While every epoch so far is NaN there is no best: each epoch counts as
+    # the best (saved, the previous one deleted), so a run always has a checkpoint to resume.
+    strategy = MetricCheckpointingStrategy("Loss", Aggregate.MEAN, Direction.LOWEST, Split.VALID)
+    simulation = Simulation(strategy)
+    nan = float("nan")
+    assert simulation.epoch_end(nan) == [SAVE]
+    assert simulation.epoch_end(nan, nan) == [DELETE(1), SAVE]
+    assert simulation.epoch_end(2.0) == [DELETE(2), SAVE]  # the first number is the best
+    assert simulation.epoch_end(nan) == []  # a NaN epoch after it is not
+    assert simulation.epoch_end(1.0, nan) == []  # one NaN batch makes the epoch NaN
+    assert simulation.epoch_end(1.0) == [DELETE(3), SAVE]
+    assert simulation.kept == {6}
+
+
 def test_composed_deletes_only_when_every_strategy_agrees():
     # Burn's should_delete_when_both_deletes.
     strategy = (
