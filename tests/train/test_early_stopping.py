@@ -68,6 +68,12 @@ def test_warmup_tracks_the_best_but_never_stops():
     assert with_builder.best_epoch == 1
 
 
+def test_a_nan_epoch_is_no_improvement():
+    nan = float("nan")
+    assert decisions(strategy(2), [[nan], [nan], [nan]]) == [False, False, True]
+    assert decisions(strategy(2), [[1.0], [nan], [nan, 0.1]]) == [False, False, True]
+
+
 def test_missing_metric_never_stops():
     early_stopping = strategy(1)
     store = MetricStore({Split.TRAIN: InMemoryMetricLogger()})

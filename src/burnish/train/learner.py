@@ -53,7 +53,7 @@ class Learner:
         self.lr_scheduler = lr_scheduler
         self.options = options
         self.dataloaders = (dataloader_train, dataloader_valid)
-        self.fitted = False
+        self._fitted = False
 
     def fit(self, dataloader_train: Any = None, dataloader_valid: Any = None) -> TrainingResult:
         """Train for the configured epochs; returns the model and how the run ended.
@@ -87,7 +87,7 @@ class Learner:
                 "`learner.fit(dataloader_train, dataloader_valid)` or to `LearnerBuilder.build`."
             )
         self.dataloaders = (train, valid_loader)
-        self.fitted = True  # from here on the model and optimizer may have changed
+        self._fitted = True  # from here on the model and optimizer may have changed
         context = DistributedContext.detect(self.options.device)
         run = Run(self, context, {Split.TRAIN: train, Split.VALID: valid_loader})
         result = run.fit()
@@ -99,7 +99,7 @@ class Learner:
         return result
 
     def _check_not_fitted(self) -> None:
-        if self.fitted:
+        if self._fitted:
             raise RuntimeError(
                 "`fit` was already called on this Learner; a learner trains once (Burn's "
                 "`Learner::fit` consumes it). A second `fit` would train the trained model "

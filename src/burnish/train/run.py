@@ -151,7 +151,7 @@ class Run:
                 )
             result = self._epochs()
             if self.tracking is not None and not result.interrupted:
-                summary = learner_summary(self.options)
+                summary = learner_summary(self.options, result.epochs_completed)
                 model = final_model_file(self.options.checkpointer)
                 self.tracking.finish(None if summary is None else str(summary), model)
             return result
