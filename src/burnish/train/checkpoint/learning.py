@@ -150,6 +150,16 @@ class LearningCheckpointer:
         learner["end"] = end.to_record() if end is not None else None
         return records
 
+    def _present(self, point: ResumePoint) -> list[int]:
+        """The epochs of the committed epoch checkpoints up to `point`."""
+        assert self.checkpointer is not None
+        newest = point.checkpoint.sort_key()
+        return [
+            found.epoch
+            for found in self.checkpointer.committed()
+            if found.iteration is None and found.sort_key() <= newest
+        ]
+
     def _finish_deletions(self, resumed: CheckpointId) -> None:
         """Delete what the resumed checkpoint's state no longer keeps (see `Retention`)."""
         assert self.checkpointer is not None
@@ -168,7 +178,7 @@ class LearningCheckpointer:
         saved = records["learner"].get("checkpointing_strategy")
         if saved is not None:
             self.strategy.load_record(saved)
-        self.retention.load_record(records["learner"].get("retention"))
+        self.retention.load_record(records["learner"].get("retention"), self._present(point))
         if self.is_main:  # drop log lines written after the checkpoint; other ranks log in memory
             positions = records["learner"]["loggers"]
             for split in (Split.TRAIN, Split.VALID):

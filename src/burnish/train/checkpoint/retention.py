@@ -15,6 +15,7 @@ continued (resumed with more epochs), that extra checkpoint is deleted after the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from burnish.errors import RecordError
@@ -35,14 +36,11 @@ class Retention:
         kept: the epochs whose checkpoints exist once the last decided deletions are done.
         end_only: the last epoch of an ended run, saved only to record the end (its strategy
             did not keep it); None otherwise.
-        recorded: whether the state came from a checkpoint that records it (or from this run);
-            checkpoints written before it was recorded are never cleaned after.
     """
 
     def __init__(self) -> None:
         self.kept: set[int] = set()
         self.end_only: int | None = None
-        self.recorded = True
 
     def plan(
         self, epoch: int, actions: list[CheckpointingAction], end: RunEnd | None
@@ -63,7 +61,6 @@ class Retention:
         if save:
             self.kept.add(epoch)
         self.kept.difference_update(deletions)
-        self.recorded = True
         return save, deletions
 
     def stale(self, checkpointer: FileCheckpointer, resumed: CheckpointId) -> list[CheckpointId]:
@@ -73,8 +70,6 @@ class Retention:
         corrupt one `resume()` skipped, or later ones `checkpoint(epoch)` goes back from) are
         left alone.
         """
-        if not self.recorded:
-            return []
         return [
             point
             for point in checkpointer.committed()
@@ -86,14 +81,20 @@ class Retention:
         """`{"kept": [epochs], "end_only": epoch or None}`."""
         return {"kept": sorted(self.kept), "end_only": self.end_only}
 
-    def load_record(self, record: Any) -> None:
-        """Restore the state saved by `to_record`; None: a checkpoint that does not record it.
+    def load_record(self, record: Any, present: Iterable[int] = ()) -> None:
+        """Restore the state saved by `to_record`.
+
+        Args:
+            record: what `to_record()` returned, or None for a checkpoint that does not record
+                it (written by an earlier burnish): then every epoch checkpoint `present` on
+                disk counts as kept, so nothing is deleted on a guess.
+            present: the epochs of the committed epoch checkpoints up to the resumed one.
 
         Raises:
             RecordError: if `record` is neither None nor a `to_record()` dict.
         """
         if record is None:
-            self.kept, self.end_only, self.recorded = set(), None, False
+            self.kept, self.end_only = set(present), None
             return
         if not isinstance(record, dict) or set(record) != {"kept", "end_only"}:
             raise RecordError(
@@ -103,4 +104,3 @@ class Retention:
         self.kept = {int(epoch) for epoch in record["kept"]}
         end_only = record["end_only"]
         self.end_only = None if end_only is None else int(end_only)
-        self.recorded = True
