@@ -82,3 +82,10 @@ def test_invalid_use_is_rejected():
             renderer.render(RenderSnapshot("test", TrainingProgress(1, 1, 1, 1, 1)))
     finally:
         renderer.close()
+
+
+def test_a_message_without_a_run_is_printed_plainly():
+    renderer, out = make()  # not started: `fit` of a run that had already ended
+    renderer.message("Training is already complete: 3 epochs [final]")
+    renderer.close()
+    assert out.getvalue() == "Training is already complete: 3 epochs [final]\n"
