@@ -23,10 +23,10 @@ class TrainingResult:
             `LearnerSummary` of the run's metric logs over its `epochs_completed` epochs (its
             "Total Epochs"), also printed; still None without numeric metrics or log files,
             and on ranks other than 0.
-        epochs_completed: the epochs of the run that ended, validation and checkpoint
-            included, counting those done before a resume (0 if none did); an interrupted
-            epoch is not counted. `resume()` of a run that had ended returns the count it
-            ended with.
+        epochs_completed: how many epochs the run has finished (training, validation and
+            epoch checkpoint done), those before a resume included; an interrupted epoch does
+            not count (0 if none finished). `resume()` of a run that had ended returns the
+            count it ended with. The learner's summary covers exactly these epochs.
         stopped_early: True when early stopping ended the run (also when `resume()` finds
             it ended so).
         interrupted: True when the interrupter (Ctrl-C, `q` in the dashboard) ended the run.
