@@ -23,6 +23,7 @@ from burnish.errors import (
     ConfigError,
     DatasetError,
     RecordError,
+    RunLockedError,
 )
 
 # name -> module that defines it; resolved on first attribute access (PEP 562).
@@ -53,6 +54,7 @@ __all__ = [
     "ModelSummary",
     "Module",
     "RecordError",
+    "RunLockedError",
     "__version__",
     "backward",
     "config",

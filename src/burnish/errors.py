@@ -1,6 +1,13 @@
 """The package's exception types, one per subsystem, all catchable as `BurnishError`."""
 
-__all__ = ["BurnishError", "CheckpointError", "ConfigError", "DatasetError", "RecordError"]
+__all__ = [
+    "BurnishError",
+    "CheckpointError",
+    "ConfigError",
+    "DatasetError",
+    "RecordError",
+    "RunLockedError",
+]
 
 
 class BurnishError(Exception):
@@ -21,3 +28,7 @@ class RecordError(BurnishError, ValueError):
 
 class CheckpointError(BurnishError, RuntimeError):
     """A checkpoint is missing, incomplete or corrupt."""
+
+
+class RunLockedError(BurnishError, RuntimeError):
+    """An artifact directory is being written by another run (see `burnish.run_lock`)."""

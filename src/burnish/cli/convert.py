@@ -68,11 +68,13 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         CommandError: if `--precision` contradicts `--to`.
         RecordError: if the input is not a record burnish reads.
+        RunLockedError: if the output lies in a run directory that a live run is writing.
         OSError: if a file cannot be read or written.
     """
     from burnish.progress import byte_progress
     from burnish.record import recorder_for_file
     from burnish.record.tree import restore
+    from burnish.run_lock import find_run_directory, run_lock
 
     check_precision(args.to, args.precision)  # before reading a large file
     source = Path(args.input)
@@ -84,12 +86,13 @@ def run(args: argparse.Namespace) -> int:
         )
         writer = recorder_for(args.to, args.precision, metadata.settings)
         target = writer.file_path(args.output)
-        target = writer.record(
-            restore(tree, None),
-            target,
-            record_type=metadata.record_type,
-            progress=progress.task(f"Writing {target.name}"),
-        )
+        with run_lock(find_run_directory(target.parent)):  # not beside a live fit's writes
+            target = writer.record(
+                restore(tree, None),
+                target,
+                record_type=metadata.record_type,
+                progress=progress.task(f"Writing {target.name}"),
+            )
     print(
         f"Converted {source} ({metadata.format}, {metadata.settings or 'as stored'}) to "
         f"{target} ({writer.format}, {writer.settings.name}, {format_bytes(target.stat().st_size)})"

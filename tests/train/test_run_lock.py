@@ -1,0 +1,216 @@
+"""One run per artifact directory: real processes contend for the lock of `burnish.run_lock`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import burnish as bn
+from burnish.optim import AdamConfig
+from burnish.record import DefaultRecorder
+from burnish.run_lock import LOCK_NAME, RunLock, find_run_directory
+
+from tests.train.helpers import Mlp, builder, loaders
+
+SCRIPT = Path(__file__).with_name("lock_run.py")
+pytestmark = pytest.mark.timeout(600)
+
+
+def start(artifact_dir: Path, *flags: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, str(SCRIPT), str(artifact_dir), *flags],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_holding(process: subprocess.Popen) -> None:
+    """Block until the run prints `holding` (it then waits on its standard input)."""
+    line = process.stdout.readline()
+    assert line == "holding\n", line + process.stderr.read()
+
+
+def finish(process: subprocess.Popen) -> str:
+    stdout, stderr = process.communicate("go\n", timeout=300)
+    assert process.returncode == 0, stderr[-3000:]
+    return stdout
+
+
+def files(artifact_dir: Path) -> dict[str, bytes]:
+    """Every metric log and checkpoint file of a run, by relative path."""
+    return {
+        str(path.relative_to(artifact_dir)): path.read_bytes()
+        for path in sorted(artifact_dir.rglob("*"))
+        if path.is_file()
+        and (
+            (path.suffix == ".log" and "experiment" not in path.name) or "checkpoint" in path.parts
+        )
+    }
+
+
+def test_a_second_run_fails_at_once_and_leaves_the_first_untouched(tmp_path):
+    alone = tmp_path / "alone"
+    finish(start(alone))
+    shared = tmp_path / "shared"
+    first = start(shared, "--hold-at", "2")
+    wait_holding(first)  # epoch 1 is written, epoch 2 has begun: the lock is held
+    second = subprocess.run(
+        [sys.executable, str(SCRIPT), str(shared)], capture_output=True, text=True, timeout=300
+    )
+    assert second.returncode != 0
+    assert "RunLockedError" in second.stderr
+    assert repr(str(shared)) in second.stderr
+    assert f"process {first.pid} on host {socket.gethostname()}" in second.stderr
+    assert "Use another artifact directory" in second.stderr
+    assert "done" in finish(first)
+    assert files(shared) == files(alone)
+    assert files(alone)  # logs and checkpoints were compared
+
+
+def test_a_killed_holder_never_blocks_resume(tmp_path):
+    """SIGKILL while data-loader workers live, then resume at once: the lock died with it."""
+    artifact_dir = tmp_path / "run"
+    first = start(artifact_dir, "--hold-at", "2", "--workers", "2")
+    wait_holding(first)
+    first.send_signal(signal.SIGKILL)
+    first.communicate(timeout=60)
+    assert first.returncode == -signal.SIGKILL
+    assert "done epochs=2" in finish(start(artifact_dir))  # resumed from epoch 1's checkpoint
+    holder = json.loads((artifact_dir / LOCK_NAME).read_text())
+    assert holder["pid"] != first.pid  # the resumed run took the lock and wrote itself in
+
+
+def test_read_only_commands_work_on_a_live_run(tmp_path):
+    artifact_dir = tmp_path / "run"
+    first = start(artifact_dir, "--hold-at", "2")
+    wait_holding(first)
+    burnish = [sys.executable, "-m", "burnish"]
+    for command in (["summary", str(artifact_dir)], ["report", str(artifact_dir)]):
+        done = subprocess.run([*burnish, *command], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    model = artifact_dir / "checkpoint" / "epoch-1" / "model.mpk"
+    inspect = subprocess.run([*burnish, "inspect", str(model)], capture_output=True, text=True)
+    assert inspect.returncode == 0, inspect.stderr
+    converted = artifact_dir / "converted"
+    convert = subprocess.run(
+        [*burnish, "convert", str(model), str(converted), "--to", "safetensors"],
+        capture_output=True,
+        text=True,
+    )
+    assert convert.returncode != 0
+    assert "is in use by process" in convert.stderr
+    assert not list(artifact_dir.glob("converted*"))
+    finish(first)
+    convert = subprocess.run(
+        [*burnish, "convert", str(model), str(converted), "--to", "safetensors"],
+        capture_output=True,
+        text=True,
+    )
+    assert convert.returncode == 0, convert.stderr
+
+
+class FailingMlp(Mlp):
+    def train_step(self, batch):
+        raise RuntimeError("train_step failed on purpose")
+
+
+def test_the_lock_is_released_after_an_exception(tmp_path):
+    bn.seed(0)
+    learner = builder(tmp_path, epochs=1).build(FailingMlp(), AdamConfig().init(), 1e-3)
+    with pytest.raises(RuntimeError, match="on purpose"):
+        learner.fit(*loaders(train_items=64, valid_items=32))
+    with RunLock(tmp_path) as lock:  # free again
+        assert lock.held
+
+
+def test_a_second_fit_in_the_same_process_is_refused_while_the_first_holds(tmp_path):
+    with RunLock(tmp_path):
+        learner = builder(tmp_path, epochs=1).build(Mlp(), AdamConfig().init(), 1e-3)
+        with pytest.raises(bn.RunLockedError, match=f"process {os.getpid()} on host"):
+            learner.fit(*loaders(train_items=64, valid_items=32))
+    assert not (tmp_path / "train").exists()  # refused before writing anything
+
+
+def test_lock_file_states(tmp_path):
+    lock = RunLock(tmp_path / "new")
+    lock.acquire()
+    lock.acquire()  # idempotent
+    with pytest.raises(bn.RunLockedError, match="Use another artifact directory"):
+        RunLock(tmp_path / "new").acquire()
+    lock.release()
+    lock.release()
+    assert find_run_directory(tmp_path / "new" / "sub" / "file.mpk") == tmp_path / "new"
+    assert find_run_directory(tmp_path) is None
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / LOCK_NAME).write_text("not json")
+    with RunLock(empty), pytest.raises(bn.RunLockedError, match="process"):
+        RunLock(empty).acquire()  # a file left unreadable by a crash is just a file to lock
+    mode = (tmp_path / "new" / LOCK_NAME).stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    assert mode == 0o666 & ~umask
+
+
+def test_ranks_agree_when_rank_0_cannot_lock(tmp_path):
+    """Under two gloo ranks, a locked directory fails every rank with the lock error."""
+    script = tmp_path / "ranks.py"
+    script.write_text(RANKS.format(repo=str(Path(__file__).resolve().parents[2])))
+    artifact_dir = tmp_path / "run"
+    with RunLock(artifact_dir):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--standalone",
+                "--nproc-per-node=2",
+                str(script),
+                str(artifact_dir),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "BURNISH_DIST_TIMEOUT": "60", "OMP_NUM_THREADS": "1"},
+        )
+    assert done.returncode != 0
+    assert done.stderr.count("RunLockedError") >= 2, done.stderr[-4000:]
+    assert "Rank 0 could not lock" in done.stderr
+    assert not (artifact_dir / "train").exists()
+
+
+RANKS = """
+import sys
+sys.path.insert(0, {repo!r})
+import torch
+from burnish.optim import AdamConfig
+from tests.train.helpers import Mlp, builder, loaders
+torch.set_num_threads(1)
+learner = builder(sys.argv[1], epochs=1).build(Mlp(), AdamConfig().init(), 1e-3)
+learner.fit(*loaders(train_items=64, valid_items=32))
+"""
+
+
+def test_checkpoint_files_keep_default_recorder(tmp_path):
+    """The holder's checkpoints load: the lock file is no part of a checkpoint."""
+    finish(start(tmp_path / "run"))
+    record = DefaultRecorder().load(tmp_path / "run" / "checkpoint" / "epoch-2" / "model.mpk")
+    assert any(isinstance(v, torch.Tensor) for v in _leaves(record))
+
+
+def _leaves(tree):
+    if isinstance(tree, dict):
+        for value in tree.values():
+            yield from _leaves(value)
+    else:
+        yield tree
