@@ -15,7 +15,7 @@ from burnish.nn.loss import CrossEntropyLossConfig
 from burnish.optim import AdamConfig
 from burnish.record import CompactRecorder
 from burnish.train import ClassificationOutput, LearnerBuilder, TrainOutput
-from burnish.train.metric import AccuracyMetric, LossMetric
+from burnish.train.metric import AccuracyMetric, LearningRateMetric, LossMetric
 from burnish.train.renderer import CliMetricsRenderer
 
 EPOCHS = 3
@@ -71,16 +71,28 @@ def _items(count: int, seed: int) -> InMemDataset:
     return InMemDataset(list(zip(features, targets.tolist())))
 
 
-def train_run(artifact_dir: Path, epochs: int = EPOCHS, num_workers: int = 0) -> Path:
-    """Train `Classifier` for `epochs` epochs into `artifact_dir`, as the guide does (~1 s)."""
-    config = RunConfig(num_epochs=epochs)
+def train_run(
+    artifact_dir: Path,
+    epochs: int = EPOCHS,
+    num_workers: int = 0,
+    learning_rate: float = 0.01,
+    learning_rate_metric: bool = False,
+) -> Path:
+    """Train `Classifier` for `epochs` epochs into `artifact_dir`, as the guide does (~1 s).
+
+    `learning_rate_metric` adds `LearningRateMetric` (as docs/learner.md's example does): with a
+    constant `learning_rate` of 0.1 its epoch mean is 0.1 plus one ulp.
+    """
+    config = RunConfig(num_epochs=epochs, learning_rate=learning_rate)
     artifact_dir.mkdir(parents=True, exist_ok=True)
     config.save(artifact_dir / "config.json")
     bn.seed(0)
     loader = DataLoaderBuilder(PairBatcher()).batch_size(32).num_workers(num_workers)
+    builder = LearnerBuilder(artifact_dir)
+    if learning_rate_metric:
+        builder = builder.metric_train_numeric(LearningRateMetric())
     learner = (
-        LearnerBuilder(artifact_dir)
-        .metric_train_numeric(AccuracyMetric())
+        builder.metric_train_numeric(AccuracyMetric())
         .metric_valid_numeric(AccuracyMetric())
         .metric_train_numeric(LossMetric())
         .metric_valid_numeric(LossMetric())
