@@ -75,8 +75,9 @@ class DashboardState:
         for name, value in values.items():
             current = state.numeric.get(name, (None, value))[0]
             state.numeric[name] = (current, value)
-            if name not in self.history.names:
-                self.history.names.append(name)
+        self.history.end_epoch(split, epoch, values)
+        if split == Split.TRAIN:  # the epoch's items are all done, seen or not
+            self.estimate.update(TrainingProgress(epoch, self.num_epochs, 0, 1, 1))
 
     @property
     def selected_name(self) -> str | None:

@@ -88,15 +88,15 @@ def metrics_panel(state: DashboardState) -> Panel:
         for split in TRAINING_SPLITS:
             values = state.splits[split].numeric.get(name) or (None, None)
             cells += ["-" if value is None else format_compact(value) for value in values]
-        table.add_row(name, *cells)
+        table.add_row(_plain(name), *cells)
     parts: list[RenderableType] = [table]
     for name in state.text_names():
-        line = Text(f"{name}: ", style="bold yellow", no_wrap=True, overflow="ellipsis")
+        line = Text(f"{printable(name)}: ", style="bold yellow", no_wrap=True, overflow="ellipsis")
         for split in TRAINING_SPLITS:
             value = state.splits[split].text.get(name)
             if value is not None:
                 line.append(f"{SPLIT_LABELS[split]} ", style=SPLIT_STYLES[split])
-                line.append(f"{value}  ")
+                line.append(f"{printable(value)}  ")
         parts.append(line)
     return Panel(Group(*parts), title="Metrics", title_align="left")
 
@@ -108,8 +108,9 @@ def status_panel(state: DashboardState) -> Panel:
     grid.add_column(style="bold yellow", no_wrap=True, width=9)
     grid.add_column(overflow="ellipsis", no_wrap=True, ratio=1)
     grid.add_row("Mode", MODE_LABELS[state.mode] + (" (finished)" if state.finished else ""))
-    if progress is None:
-        grid.add_row("Epoch", f"-/{state.num_epochs}")
+    if progress is None:  # no iteration shown yet (e.g. a gather longer than the epoch)
+        done = state.splits[state.mode].epoch_done
+        grid.add_row("Epoch", f"{done or '-'}/{state.num_epochs}")
         grid.add_row("Iteration", "-")
         grid.add_row("Items", "-")
     else:
@@ -119,9 +120,9 @@ def status_panel(state: DashboardState) -> Panel:
         grid.add_row("Items", f"{progress.items_processed}/{progress.items_total}{percent}")
     grid.add_row("Elapsed", format_eta(state.clock() - state.started))
     if state.model is not None:
-        grid.add_row("Model", state.model)
+        grid.add_row("Model", _plain(state.model))
     if state.stopping:
-        grid.add_row(Text("Stopping", style="bold red"), Text(state.stopping, style="red"))
+        grid.add_row(Text("Stopping", style="bold red"), _plain(state.stopping, style="red"))
     return Panel(grid, title="Status", title_align="left")
 
 
@@ -167,11 +168,22 @@ def plot_panel(state: DashboardState) -> Panel:
     if state.recent:
         plot = LinePlot(series, x_label="fraction of the current epoch", x_range=(0.0, 1.0))
     else:
-        x_high = max(x for line in series for x, _ in line.points)
+        x_high = max((x for line in series for x, _ in line.points), default=1.0)
         plot = LinePlot(series, x_label="epoch", x_range=(0.0, max(x_high, 1e-9)))
     kind = "current epoch" if state.recent else "full history"
     tabs = _tab_strip(state.history.names, state.selected % len(state.history.names))
-    return Panel(_Stacked(tabs, plot), title=f"Plot: {name} ({kind})", title_align="left")
+    title = _plain(f"Plot: {name} ({kind})")
+    return Panel(_Stacked(tabs, plot), title=title, title_align="left")
+
+
+def printable(text: str) -> str:
+    """`text` with control characters (line breaks, escapes) as spaces: one line, no codes."""
+    return "".join(char if char.isprintable() else " " for char in str(text))
+
+
+def _plain(text: str, style: str = "") -> Text:
+    """User text (a metric name, a stop reason) as it is: never read as rich markup."""
+    return Text(printable(text), style=style)
 
 
 def _tab_strip(names: list[str], selected: int) -> Text:
@@ -179,7 +191,7 @@ def _tab_strip(names: list[str], selected: int) -> Text:
     for index, name in enumerate(names):
         if index:
             text.append(" │ ", style="dim")
-        text.append(name, style="bold reverse yellow" if index == selected else "yellow")
+        text.append(printable(name), style="bold reverse yellow" if index == selected else "yellow")
     return text
 
 
