@@ -55,6 +55,7 @@ class DashboardState:
         self.stopping: str | None = None
         self.finished = False
         self.model: str | None = None
+        self.keys = True  # whether keys are read (the controls panel says how to stop if not)
 
     def update(self, snapshot: RenderSnapshot) -> None:
         """Take in the values of one rendered iteration."""

@@ -7,6 +7,7 @@ without holding the state's lock.
 from __future__ import annotations
 
 import math
+import os
 from typing import TYPE_CHECKING
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -49,7 +50,7 @@ def build_dashboard(state: DashboardState) -> Layout:
     left.split_column(
         Layout(metrics_panel(state), ratio=1),
         Layout(status_panel(state), size=status_height),
-        Layout(controls_panel(), size=3),
+        Layout(controls_panel(state.keys), size=3),
     )
     return root
 
@@ -133,11 +134,21 @@ def model_line(summary: ModelSummary) -> str:
     return f"{name} · {summary.total:,} params{trainable} · {summary.size_mib:.2f} MiB"
 
 
-def controls_panel() -> Panel:
-    """The keys the dashboard understands (↑/↓ toggle full history and current epoch)."""
-    text = Text.assemble(
-        ("←/→", "bold"), " metric  ", ("↑/↓", "bold"), " view  ", ("q", "bold"), " stop"
-    )
+def controls_panel(keys: bool = True) -> Panel:
+    """The keys the dashboard understands (↑/↓ toggle full history and current epoch).
+
+    Args:
+        keys: Whether keys are read; if not (the terminal belongs to another program, e.g.
+            under `timeout`), how to stop instead: Ctrl-C, or SIGINT to this process.
+    """
+    if keys:
+        text = Text.assemble(
+            ("←/→", "bold"), " metric  ", ("↑/↓", "bold"), " view  ", ("q", "bold"), " stop"
+        )
+    else:
+        text = Text.assemble(
+            ("Ctrl-C", "bold"), f" stop (or kill -INT {os.getpid()}) · keys not read here"
+        )
     return Panel(text, title="Controls", title_align="left")
 
 
