@@ -60,7 +60,9 @@ class TuiMetricsRenderer(MetricsRenderer):
     Args:
         refresh_interval_s: Seconds between two redraws (and between two `due()` == True).
         console: The rich console to draw on (default: a new one on stdout).
-        read_keys: Whether to read keys from stdin when it is a terminal.
+        read_keys: Whether to read keys from stdin when it is a terminal this process may
+            read (`keyboard.may_read`: it has the foreground); if not, the controls panel shows
+            how to stop instead (Ctrl-C, or SIGINT to this process).
 
     Example:
         >>> renderer = TuiMetricsRenderer()  # doctest: +SKIP
