@@ -3,6 +3,7 @@ import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.cells import cell_len
 from rich.console import Console
 
 from burnish.train.renderer import RenderSnapshot, TrainingProgress
@@ -192,7 +193,7 @@ def test_every_panel_draws_every_state(events, width, height):
                       progress_panel(state), controls_panel()):  # fmt: skip
             screen(panel, width=width, height=height)
     lines = screen(build_dashboard(state), width=width, height=height).splitlines()
-    assert len(lines) == height and max(len(line) for line in lines) <= width
+    assert len(lines) == height and max(cell_len(line) for line in lines) <= width
 
 
 def test_an_epoch_without_iterations_shown_is_plotted_and_counted():
