@@ -13,3 +13,11 @@ from tests.cli.tiny_run import train_run
 def run_dir(tmp_path_factory) -> Path:
     """A finished run: logs of 3 epochs, checkpoints, config.json and model.mpk. Read only."""
     return train_run(tmp_path_factory.mktemp("cli") / "run")
+
+
+@pytest.fixture(scope="session")
+def constant_lr_run_dir(tmp_path_factory) -> Path:
+    """A finished run that logs `LearningRateMetric` at a constant 0.1 (docs/learner.md's
+    example): its epoch means differ from 0.1 by float rounding only. Read only."""
+    directory = tmp_path_factory.mktemp("cli") / "constant-lr"
+    return train_run(directory, learning_rate=0.1, learning_rate_metric=True)

@@ -6,6 +6,7 @@ import subprocess
 import pytest
 
 from burnish.cli import main
+from burnish.cli.main import BUG_REPORT
 
 from tests.cli.helpers import assert_one_line_error, command
 
@@ -85,3 +86,30 @@ def test_usage_errors_exit_with_status_2(args, capsys):
             main(args)
         assert exit_info.value.code == 2
     assert "usage: burnish" in capsys.readouterr().err
+
+
+def test_a_bug_prints_its_traceback_and_how_to_report_it(run_dir, monkeypatch, capsys):
+    """Not an input error: the traceback (where the bug is), the one line, how to report it."""
+    import burnish.cli.svg
+
+    def broken(*args, **kwargs):
+        return 1 / 0
+
+    monkeypatch.setattr(burnish.cli.svg, "nice_ticks", broken)  # a bug in the chart code
+    assert main(["report", str(run_dir), "-o", str(run_dir.parent / "bug.html")]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("Traceback (most recent call last):")
+    assert "in broken" in err and "ZeroDivisionError: division by zero" in err
+    lines = err.splitlines()
+    assert lines[-2] == "burnish report: error: unexpected ZeroDivisionError: division by zero"
+    assert lines[-1] == BUG_REPORT and "report it" in BUG_REPORT
+    assert not (run_dir.parent / "bug.html").exists()
+
+
+def test_debug_prints_the_traceback_of_an_input_error(bad, capsys):
+    assert main(["--debug", "inspect", str(bad / "empty.mpk")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):")
+    assert err.splitlines()[-1].startswith("burnish inspect: error: ")
+    assert "is empty, not a record file" in err.splitlines()[-1]

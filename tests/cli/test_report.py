@@ -124,3 +124,19 @@ def assert_self_contained(page):
     Checker().feed(page)
     style = page[page.index("<style>") : page.index("</style>")]
     assert "url(" not in style and "@import" not in style
+
+
+def test_report_of_a_run_with_a_constant_learning_rate(constant_lr_run_dir, tmp_path):
+    """The epoch means of a constant 0.1 differ by one ulp: the report used to loop forever."""
+    means = LearnerSummary.from_dir(constant_lr_run_dir).metrics.train
+    learning_rate = next(m for m in means if m.name == "Learning Rate")
+    assert {e.value for e in learning_rate.entries} != {0.1}  # the case that hung
+    result = burnish("report", constant_lr_run_dir, "-o", tmp_path / "r.html")
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "r.html").read_text()
+    assert_self_contained(page)
+    assert "<h3>Learning Rate</h3>" in page and page.count("<svg") == 3
+    chart = page[page.index("<h3>Learning Rate</h3>") :].split("</svg>")[0]
+    assert re.findall(r'text-anchor="end" class="tick">([^<]*)<', chart) == [
+        "0.09", "0.095", "0.1", "0.105", "0.11"
+    ]  # fmt: skip

@@ -38,3 +38,12 @@ def test_summary_of_an_interrupted_run(run_dir, tmp_path):
     assert train_loss.entries[-1].value == pytest.approx(sum(first_two) / 2)
     valid_loss = next(m for m in summary.metrics.valid if m.name == "Loss")
     assert [entry.step for entry in valid_loss.entries] == [1, 2]
+
+
+def test_summary_names_metrics_as_the_live_summary_does(constant_lr_run_dir):
+    """`Learning Rate` is logged to `Learning_Rate.log`; the table says `Learning Rate`."""
+    assert (constant_lr_run_dir / "train" / "epoch-1" / "Learning_Rate.log").is_file()
+    result = burnish("summary", constant_lr_run_dir)
+    assert result.returncode == 0, result.stderr
+    assert "| Train | Learning Rate | 0.100    | 1        | 0.100    |" in result.stdout
+    assert "Learning_Rate" not in result.stdout

@@ -15,7 +15,9 @@ from burnish.nn.loss import CrossEntropyLossConfig
 from burnish.optim import AdamConfig
 from burnish.record import CompactRecorder
 from burnish.train import ClassificationOutput, LearnerBuilder, TrainOutput
-from burnish.train.metric import AccuracyMetric, LossMetric
+from burnish.train.interrupter import Interrupter
+from burnish.train.metric import AccuracyMetric, LearningRateMetric, LossMetric
+from burnish.train.metric.base import Metric, MetricMetadata
 from burnish.train.renderer import CliMetricsRenderer
 
 EPOCHS = 3
@@ -62,6 +64,20 @@ class Classifier(bn.Module):
         return self.forward_classification(batch)
 
 
+class StopAfter(Metric):
+    """Asks the interrupter to stop after iteration `iteration` (logs nothing)."""
+
+    name = "Stop"
+
+    def __init__(self, interrupter: Interrupter, iteration: int) -> None:
+        self.interrupter = interrupter
+        self.iteration = iteration
+
+    def update(self, item: object, metadata: MetricMetadata) -> None:
+        if metadata.iteration >= self.iteration:
+            self.interrupter.stop(f"stop after iteration {self.iteration}")
+
+
 def _items(count: int, seed: int) -> InMemDataset:
     """Three Gaussian blobs in 8 dimensions: learnable in a few epochs."""
     generator = torch.Generator().manual_seed(seed)
@@ -71,16 +87,33 @@ def _items(count: int, seed: int) -> InMemDataset:
     return InMemDataset(list(zip(features, targets.tolist())))
 
 
-def train_run(artifact_dir: Path, epochs: int = EPOCHS, num_workers: int = 0) -> Path:
-    """Train `Classifier` for `epochs` epochs into `artifact_dir`, as the guide does (~1 s)."""
-    config = RunConfig(num_epochs=epochs)
+def train_run(
+    artifact_dir: Path,
+    epochs: int = EPOCHS,
+    num_workers: int = 0,
+    learning_rate: float = 0.01,
+    learning_rate_metric: bool = False,
+    stop_after: int | None = None,
+) -> Path:
+    """Train `Classifier` for `epochs` epochs into `artifact_dir`, as the guide does (~1 s).
+
+    `learning_rate_metric` adds `LearningRateMetric` (as docs/learner.md's example does): with a
+    constant `learning_rate` of 0.1 its epoch mean is 0.1 plus one ulp. `stop_after` stops
+    training after that iteration of the first epoch (as `q` or Ctrl-C would), which writes a
+    mid-epoch checkpoint.
+    """
+    config = RunConfig(num_epochs=epochs, learning_rate=learning_rate)
     artifact_dir.mkdir(parents=True, exist_ok=True)
     config.save(artifact_dir / "config.json")
     bn.seed(0)
     loader = DataLoaderBuilder(PairBatcher()).batch_size(32).num_workers(num_workers)
+    builder = LearnerBuilder(artifact_dir)
+    if stop_after is not None:
+        builder = builder.metric_train(StopAfter(builder.interrupter(), stop_after))
+    if learning_rate_metric:
+        builder = builder.metric_train_numeric(LearningRateMetric())
     learner = (
-        LearnerBuilder(artifact_dir)
-        .metric_train_numeric(AccuracyMetric())
+        builder.metric_train_numeric(AccuracyMetric())
         .metric_valid_numeric(AccuracyMetric())
         .metric_train_numeric(LossMetric())
         .metric_valid_numeric(LossMetric())

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from burnish.cli.base import format_bytes
+from burnish.cli.state import describe_state
 
 __all__ = ["StoredRecord", "add_parser", "read_record", "run"]
 
@@ -59,6 +60,8 @@ class StoredRecord:
         metadata: What the file says about itself (`RecordMetadata`).
         tensors: Flat name -> `TensorLeaf` (stored data and the dtype it loads as).
         others: The number of values that are not tensors (ints, strings, ...).
+        state: What the record is when it is training state rather than a model (an
+            optimizer's, a scheduler's or the learner's, from a checkpoint), else None.
     """
 
     path: Path
@@ -67,6 +70,7 @@ class StoredRecord:
     metadata: Any
     tensors: dict[str, Any]
     others: int
+    state: str | None = None
 
     def model_summary(self) -> Any:
         """The `ModelSummary` of the tensors, grouped by the first part of their names."""
@@ -96,7 +100,11 @@ class StoredRecord:
         )
         text = "\n".join(lines) + "\n"
         if self.tensors:
-            text += "\n" + _tensor_table(self.tensors) + "\n" + str(self.model_summary())
+            text += "\n" + _tensor_table(self.tensors)
+        if self.state is not None:  # training state: no model summary of its tensors
+            return text + "\n" + self.state
+        if self.tensors:
+            text += "\n" + str(self.model_summary())
         return text
 
 
@@ -121,6 +129,7 @@ def read_record(path: Path) -> StoredRecord:
         metadata=metadata,
         tensors=tensors,
         others=len(flat) - len(tensors),
+        state=describe_state(tree),
     )
 
 

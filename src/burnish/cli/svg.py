@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from html import escape
 
 __all__ = ["Series", "downsample", "line_chart", "nice_ticks"]
@@ -36,9 +37,10 @@ class Series:
 def line_chart(series: list[Series], x_max: float, *, x_label: str, title: str) -> str:
     """An `<svg>` element plotting `series` over `x` in `[0, x_max]`.
 
-    Non-finite values are left out; a chart with no finite value says so instead of plotting.
+    Total over any values: points with a non-finite coordinate are left out, a chart with no
+    finite value says so instead of plotting, and a constant series gets a padded axis.
     """
-    values = [y for s in series for _, y in s.points + s.detail if math.isfinite(y)]
+    values = [y for s in series for x, y in s.points + s.detail if _finite(x, y)]
     parts = [
         f'<svg class="chart" viewBox="0 0 {_WIDTH} {_HEIGHT}" width="{_WIDTH}" '
         f'height="{_HEIGHT}" role="img" aria-label="{escape(title)}">',
@@ -50,15 +52,16 @@ def line_chart(series: list[Series], x_max: float, *, x_label: str, title: str) 
             "no finite values</text></svg>"
         )
         return "".join(parts)
+    x_high = x_max if math.isfinite(x_max) and x_max > 1.0 else 1.0
     y_ticks = nice_ticks(min(values), max(values))
-    x_ticks = [t for t in nice_ticks(0.0, max(x_max, 1.0), integers=True) if t <= x_max or t == 0]
-    frame = _Frame(0.0, max(x_max, 1.0), y_ticks[0], y_ticks[-1])
+    x_ticks = [t for t in nice_ticks(0.0, x_high, integers=True) if t <= x_high or t == 0]
+    frame = _Frame(0.0, max(x_ticks[-1], x_high), y_ticks[0], y_ticks[-1])
     parts += _axes(frame, x_ticks, y_ticks, x_label)
     for s in series:
-        detail = [(x, y) for x, y in downsample(s.detail) if math.isfinite(y)]
+        detail = [(x, y) for x, y in downsample(s.detail) if _finite(x, y)]
         if len(detail) > 1:
             parts.append(_polyline(frame, detail, s.color, 1.0, 'opacity="0.35"'))
-        points = [(x, y) for x, y in s.points if math.isfinite(y)]
+        points = [(x, y) for x, y in s.points if _finite(x, y)]
         if len(points) > 1:
             parts.append(_polyline(frame, points, s.color, 2.25, ""))
         parts += [
@@ -71,22 +74,54 @@ def line_chart(series: list[Series], x_max: float, *, x_label: str, title: str) 
 
 
 def nice_ticks(low: float, high: float, count: int = 5, integers: bool = False) -> list[float]:
-    """Round tick values covering `[low, high]`: steps of 1, 2 or 5 times a power of ten."""
-    if high == low:
-        pad = abs(low) * 0.1 or 1.0
-        low, high = low - pad, high + pad
-    raw = (high - low) / count
-    magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
-    if integers:
-        step = max(1.0, round(step))
-    start = math.floor(low / step) * step
-    ticks = []
-    value = start
-    while value < high + step * 0.999:
-        ticks.append(round(value, 12))
-        value += step
-    return ticks
+    """Round tick values covering `[low, high]`: steps of 1, 2 or 5 times a power of ten.
+
+    Total over any bounds: in either order; non-finite ones are left out (`[0, 1]` when neither
+    is finite); bounds closer than a billionth of their size (a constant series, or one that
+    differs only by float rounding) are padded by 10% of their value (by 1 around 0). The ticks
+    are at least two, strictly increasing, finite and at most `count + 3`.
+
+    Example:
+        >>> nice_ticks(0.1, 0.1 + 1e-17)
+        [0.09, 0.095, 0.1, 0.105, 0.11]
+    """
+    low, high = _spread(*_finite_bounds(low, high))
+    raw = high / count - low / count  # halved terms: no overflow, even across the float range
+    exponent = math.floor(math.log10(raw))
+    multiple = next(m for m in (1, 2, 5, 10) if m * 10.0**exponent >= raw)
+    if integers and exponent < 0:
+        multiple, exponent = 1, 0
+    step = multiple * 10.0**exponent
+    # A billionth of a step of slack: a bound on a tick stays that tick despite rounding.
+    first, last = math.floor(low / step + 1e-9), math.ceil(high / step - 1e-9)
+    # Each tick from its integer index (no running sum to drift or stall), as the nearest
+    # float to its decimal value (0.3, not 0.30000000000000004).
+    ticks = [float(f"{index * multiple}e{exponent}") for index in range(first, last + 1)]
+    ticks = [min(max(t, -sys.float_info.max), sys.float_info.max) for t in ticks]
+    return sorted(set(ticks)) if len(set(ticks)) > 1 else [low, high]
+
+
+def _finite_bounds(low: float, high: float) -> tuple[float, float]:
+    finite = [float(v) for v in (low, high) if math.isfinite(v)] or [0.0, 1.0]
+    return min(finite), max(finite)
+
+
+def _spread(low: float, high: float) -> tuple[float, float]:
+    """`(low, high)`, widened around their middle when they are (nearly) equal.
+
+    Spans below 1e-290 (far below any metric's precision) count as equal, and so do values
+    below 1e-289 as zero, so the step computed from the span is a normal float.
+    """
+    if high - low > max(1e-9 * max(abs(low), abs(high)), 1e-290):
+        return low, high
+    middle = low / 2 + high / 2
+    pad = abs(middle) * 0.1 if abs(middle) > 1e-289 else 1.0
+    largest = sys.float_info.max
+    return max(middle - pad, -largest), min(middle + pad, largest)
+
+
+def _finite(x: float, y: float) -> bool:
+    return math.isfinite(x) and math.isfinite(y)
 
 
 def downsample(points: list[tuple[float, float]], limit: int = 1200) -> list[tuple[float, float]]:
@@ -98,8 +133,9 @@ def downsample(points: list[tuple[float, float]], limit: int = 1200) -> list[tup
     for start in range(0, len(points), size):
         group = [(x, y) for x, y in points[start : start + size] if math.isfinite(y)]
         if group:
+            # Each term divided first: the mean of values near the float limit stays finite.
             out.append(
-                (sum(x for x, _ in group) / len(group), sum(y for _, y in group) / len(group))
+                (sum(x / len(group) for x, _ in group), sum(y / len(group) for _, y in group))
             )
     return out
 
@@ -112,29 +148,32 @@ class _Frame:
     y_high: float
 
     def x(self, value: float) -> float:
-        return _LEFT + (value - self.x_low) / (self.x_high - self.x_low) * (_WIDTH - _LEFT - _RIGHT)
+        return _LEFT + _fraction(value, self.x_low, self.x_high) * (_WIDTH - _LEFT - _RIGHT)
 
     def y(self, value: float) -> float:
         span = _HEIGHT - _TOP - _BOTTOM
-        return _TOP + (1 - (value - self.y_low) / (self.y_high - self.y_low)) * span
+        return _TOP + (1 - _fraction(value, self.y_low, self.y_high)) * span
+
+
+def _fraction(value: float, low: float, high: float) -> float:
+    """Where `value` lies from `low` (0) to `high` (1); halved terms cannot overflow."""
+    return (value / 2 - low / 2) / (high / 2 - low / 2)
 
 
 def _axes(frame: _Frame, x_ticks: list[float], y_ticks: list[float], x_label: str) -> list[str]:
     left, right, top, bottom = _LEFT, _WIDTH - _RIGHT, _TOP, _HEIGHT - _BOTTOM
     parts = []
-    for tick in y_ticks:
+    for tick, label in zip(y_ticks, _tick_labels(y_ticks)):
         y = frame.y(tick)
         parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="#e5e5e5"/>')
         parts.append(
-            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">'
-            f"{_tick_label(tick)}</text>"
+            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{label}</text>'
         )
-    for tick in x_ticks:
+    for tick, label in zip(x_ticks, _tick_labels(x_ticks)):
         x = frame.x(tick)
         parts.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{bottom}" stroke="#f0f0f0"/>')
         parts.append(
-            f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle" class="tick">'
-            f"{_tick_label(tick)}</text>"
+            f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle" class="tick">{label}</text>'
         )
     parts.append(
         f'<polyline points="{left},{top} {left},{bottom} {right},{bottom}" fill="none" '
@@ -170,9 +209,19 @@ def _polyline(
     )
 
 
-def _tick_label(value: float) -> str:
+def _tick_labels(ticks: list[float]) -> list[str]:
+    """Short labels, with as many digits as it takes for distinct ticks to read distinct."""
+    labels: list[str] = []
+    for extra in range(16):
+        labels = [_tick_label(tick, extra) for tick in ticks]
+        if len(set(labels)) == len(labels):
+            break
+    return labels
+
+
+def _tick_label(value: float, extra_digits: int = 0) -> str:
     if value == 0:
         return "0"
     if abs(value) >= 1e5 or abs(value) < 1e-3:
-        return f"{value:.1e}"
-    return f"{value:.6g}"
+        return f"{value:.{2 + extra_digits}g}"
+    return f"{value:.{6 + extra_digits}g}"

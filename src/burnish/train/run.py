@@ -241,6 +241,11 @@ class Run:
                 self.checkpointer.save_iteration(state)
         self.processor.end_epoch(Split.TRAIN, epoch)
         state.position.phase = Phase.VALID
+        if self.context.enabled and self.context.agree(self.options.interrupter.should_stop()):
+            # Several ranks agree every `sync_every` iterations, which a short epoch never
+            # reaches: without this, `q` or Ctrl-C would never stop such a run.
+            self.checkpointer.save_iteration(state)
+            return False
         return True
 
     def _valid_epoch(self, epoch: int) -> bool:

@@ -32,7 +32,9 @@ def test_layout_one_line_per_entry_and_sanitised_names(tmp_path):
     assert lines(epoch_1 / "CPU_Memory.log") == ["1.5"]
     assert lines(tmp_path / "train" / "epoch-2" / "Loss.log") == ["0.125,32"]
     assert logger.epochs() == 2
-    assert logger.metric_names() == ["CPU_Memory", "Loss", "Top-5_Accuracy"]
+    # Listed by the names they were logged under, not by their file names.
+    assert logger.metric_names() == ["CPU Memory", "Loss", "Top-5 Accuracy"]
+    assert FileMetricLogger(tmp_path / "train").metric_names() == logger.metric_names()
 
 
 def test_file_stem_replaces_spaces_and_path_characters():

@@ -37,13 +37,13 @@ class Tmux:
     def screen(self) -> str:
         return self("capture-pane", "-p", "-t", "demo")
 
-    def wait_for(self, *patterns: str) -> str:
+    def wait_for(self, *patterns: str, deadline_s: float = DEADLINE_S) -> str:
         """Poll the screen until every regex matches one capture; at the deadline, fail.
 
         Matching all patterns on one capture (not asserting on a later one) also copes with a
         capture taken while the app is halfway through writing a frame.
         """
-        deadline = time.monotonic() + DEADLINE_S
+        deadline = time.monotonic() + deadline_s
         while True:
             screen = self.screen()
             missing = [pattern for pattern in patterns if not re.search(pattern, screen)]

@@ -6,6 +6,7 @@ from rich.console import Console
 
 from burnish.train.interrupter import Interrupter
 from burnish.train.renderer import RenderSnapshot, TrainingProgress, TuiMetricsRenderer
+from burnish.train.renderer.tui.panels import build_dashboard
 
 ENTER_ALT_SCREEN, LEAVE_ALT_SCREEN, HOME = "\x1b[?1049h", "\x1b[?1049l", "\x1b[H"
 
@@ -89,3 +90,40 @@ def test_a_message_without_a_run_is_printed_plainly():
     renderer.message("Training is already complete: 3 epochs [final]")
     renderer.close()
     assert out.getvalue() == "Training is already complete: 3 epochs [final]\n"
+
+
+def test_a_drawing_failure_switches_to_plain_lines_at_once(monkeypatch, capsys):
+    """A bug in drawing must not freeze the screen: leave it, say so once, print plain lines."""
+    import burnish.train.renderer.tui.renderer as tui_renderer
+
+    draws = []
+
+    def failing_after_the_first(state):
+        draws.append(state)
+        if len(draws) > 1:
+            raise ValueError("max() arg is an empty sequence")
+        return build_dashboard(state)
+
+    monkeypatch.setattr(tui_renderer, "build_dashboard", failing_after_the_first)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=100, height=30, color_system=None)
+    renderer = TuiMetricsRenderer(refresh_interval_s=0.01, console=console, read_keys=False)
+    interrupter = Interrupter()
+    renderer.start(2, interrupter)  # the first frame draws
+    assert renderer.fell_back.wait(timeout=60), "the UI thread never fell back"
+    assert out.getvalue().count(LEAVE_ALT_SCREEN) == 1  # the screen was left at once
+    err = capsys.readouterr().err
+    assert err.count("burnish: the dashboard failed to draw") == 1
+    assert "(ValueError: max() arg is an empty sequence)" in err
+    assert "Traceback (most recent call last)" in err and "failing_after_the_first" in err
+    assert "press Ctrl-C to stop" in err and "please report it" in err
+    # Training goes on with plain lines on the dashboard's stream.
+    renderer.end_epoch("train", 1, {"Loss": 0.5})
+    interrupter.stop("stopped on purpose")
+    renderer.close()
+    plain = out.getvalue().split(LEAVE_ALT_SCREEN, 1)[1]
+    assert "Training for 2 epochs." in plain
+    assert "[train] epoch 1/2 done in" in plain and "Loss 0.5" in plain
+    assert "Training stopped: stopped on purpose." in plain
+    assert "failed to draw" not in capsys.readouterr().err  # said once
+    assert sys.excepthook != renderer._excepthook

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from burnish.errors import CheckpointError
+from burnish.io import atomic_write_bytes
 from burnish.train.logger.base import (
     LoggedEntry,
     LoggerPositions,
@@ -21,9 +23,12 @@ from burnish.train.logger.base import (
 )
 from burnish.train.metric.base import NumericEntry
 
-__all__ = ["EPOCH_PREFIX", "FileMetricLogger"]
+__all__ = ["EPOCH_PREFIX", "NAMES_FILE", "FileMetricLogger"]
 
 EPOCH_PREFIX = "epoch-"
+NAMES_FILE = "metric-names.json"
+"""`{file stem: metric name}` beside the `epoch-N` directories, for the names a file name
+changes (`Learning_Rate` -> `Learning Rate`): what `metric_names()` reads them back as."""
 
 
 class FileMetricLogger(MetricLogger):
@@ -61,6 +66,7 @@ class FileMetricLogger(MetricLogger):
         self._counts: dict[str, int] = {}  # lines of each metric in the current epoch
         self._opened: set[tuple[int, str]] = set()  # (epoch, name) already written by this logger
         self._names: dict[str, str] = {}  # file stem -> metric name, to catch collisions
+        self._stored: set[tuple[str, str]] = set()  # (stem, name) in metric-names.json
 
     # ---------------------------------------------------------------- paths
     def epoch_directory(self, epoch: int) -> Path:
@@ -76,13 +82,40 @@ class FileMetricLogger(MetricLogger):
         return max(self._epoch_dirs(), default=0)
 
     def metric_names(self) -> list[str]:
-        """The file stems of every metric logged in any epoch, sorted."""
-        names = {
+        """The name of every metric logged in any epoch, sorted.
+
+        A metric whose file name differs from its name (`Learning_Rate.log`) is listed by the
+        name it was logged under (`Learning Rate`), kept in `metric-names.json`; logs written
+        without that file (by Burn, or an older burnish) are listed by their file stems.
+        """
+        stems = {
             path.stem
             for epoch in self._epoch_dirs()
             for path in self.epoch_directory(epoch).glob("*.log")
         }
-        return sorted(names)
+        names = self._stored_names()
+        return sorted(names.get(stem, stem) for stem in stems)
+
+    def _stored_names(self) -> dict[str, str]:
+        try:
+            names = json.loads((self.directory / NAMES_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # missing, unreadable or cut short: file stems serve
+            return {}
+        if not isinstance(names, dict):
+            return {}
+        return {
+            stem: name
+            for stem, name in names.items()
+            if isinstance(name, str) and _stem_or_none(name) == stem
+        }
+
+    def _store_name(self, stem: str, name: str) -> None:
+        """Keep `name` for `stem` in `metric-names.json` (once per metric and logger)."""
+        names = self._stored_names()
+        if names.get(stem) != name:
+            names[stem] = name
+            text = json.dumps(dict(sorted(names.items())), indent=2, ensure_ascii=False)
+            atomic_write_bytes(self.directory / NAMES_FILE, (text + "\n").encode("utf-8"))
 
     def _epoch_dirs(self) -> list[int]:
         if not self.directory.is_dir():
@@ -156,6 +189,9 @@ class FileMetricLogger(MetricLogger):
             )
         path = self.file_path(name, epoch)
         path.parent.mkdir(parents=True, exist_ok=True)
+        if stem != name and (stem, name) not in self._stored:
+            self._store_name(stem, name)
+            self._stored.add((stem, name))
         if (epoch, name) in self._opened:
             self._counts.setdefault(name, _count_lines(path))
             mode = "a"
@@ -264,6 +300,13 @@ class FileMetricLogger(MetricLogger):
         self._counts = dict(lines)
         self._opened = {key for key in self._opened if key[0] != epoch}
         self._opened.update((epoch, name) for name in lines)
+
+
+def _stem_or_none(name: str) -> str | None:
+    try:
+        return metric_file_stem(name)
+    except ValueError:
+        return None
 
 
 def _count_lines(path: Path) -> int:

@@ -1,4 +1,5 @@
 import os
+import subprocess
 import sys
 
 import pytest
@@ -45,3 +46,26 @@ def test_reader_needs_a_terminal(monkeypatch):
         monkeypatch.setattr(sys, "stdin", pipe)
         assert KeyReader.for_stdin() is None  # keys are simply not read
     os.close(write_end)
+
+
+def test_a_guarded_reader_leaves_input_it_may_not_read(pty):
+    """While its guard says no (another program has the terminal), the input stays queued."""
+    master, slave = pty
+    allowed = [False]
+    reader = KeyReader(slave, guard=lambda fd: allowed[0])
+    os.write(master, b"q")
+    assert reader.read(0.01) == []
+    allowed[0] = True
+    assert reader.read(5.0) == ["q"]  # the same byte, still there
+    reader.close()
+
+
+def test_a_new_session_reads_no_terminal_its_parent_is_not_in_front_of(pty):
+    """torchrun's workers run in a new session (no controlling terminal): they may read stdin
+    only while their parent has the terminal's foreground. This test process has not."""
+    _, slave = pty
+    code = "from burnish.train.renderer.tui.keyboard import may_read; print(may_read(0))"
+    result = subprocess.run([sys.executable, "-c", code], stdin=slave, start_new_session=True,
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.stdout.strip() == "False", result.stderr
+    assert os.isatty(slave)

@@ -1,13 +1,20 @@
+import math
 import re
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.cells import cell_len
 from rich.console import Console
 
 from burnish.train.renderer import RenderSnapshot, TrainingProgress
 from burnish.train.renderer.tui.dashboard import DashboardState
 from burnish.train.renderer.tui.panels import (
     build_dashboard,
+    controls_panel,
     format_compact,
     metrics_panel,
+    plot_panel,
+    progress_panel,
     status_panel,
 )
 
@@ -132,3 +139,76 @@ def test_the_status_panel_shows_the_model_size():
     console = Console(width=100, record=True)
     console.print(status_panel(state))
     assert "67 params" in console.export_text()
+
+
+# Every state the learner can put the dashboard in, in any order: no value yet, one point, one
+# split only, end_epoch without any iteration shown (torchrun: a gather longer than the epoch),
+# NaN/inf, tiny and huge values, keys, a stop request.
+AWKWARD = [0.0, 1e-12, -1e-12, 1e12, -1e12, 1.7e308, -1.7e308, 5e-324,
+           math.nan, math.inf, -math.inf, 0.1, 0.1 + 2**-56]  # fmt: skip
+VALUE = st.one_of(st.sampled_from(AWKWARD), st.floats(allow_nan=True, allow_infinity=True))
+NAMES = st.one_of(
+    st.sampled_from(["Loss", "Accuracy", "Learning Rate", "A metric with a very long name"]),
+    st.text(min_size=1, max_size=12),  # any user name: markup ("[/]"), control characters
+)
+SPLIT = st.sampled_from(["train", "valid"])
+EPOCH = st.integers(1, 4)
+UPDATE = st.builds(
+    lambda split, epoch, iteration, items, total, numeric, text: (
+        "update",
+        RenderSnapshot(split, TrainingProgress(epoch, 4, iteration, items, total), numeric, text),
+    ),
+    SPLIT, EPOCH, st.integers(0, 50), st.integers(0, 100), st.integers(0, 100),
+    st.dictionaries(NAMES, st.tuples(VALUE, VALUE), max_size=3),
+    st.dictionaries(NAMES, st.text(max_size=10), max_size=2),
+)  # fmt: skip
+END = st.tuples(st.just("end"), SPLIT, EPOCH, st.dictionaries(NAMES, VALUE, max_size=3))
+KEY = st.tuples(st.just("key"), st.sampled_from(["left", "right", "up", "down", "q"]))
+STOP = st.tuples(st.just("stop"), st.text(max_size=30))
+MODEL = st.tuples(st.just("model"), st.text(max_size=30))
+EVENTS = st.lists(st.one_of(UPDATE, END, KEY, STOP, MODEL), max_size=12)
+
+
+def apply(state: DashboardState, event: tuple) -> None:
+    kind, *args = event
+    if kind == "update":
+        state.update(args[0])
+    elif kind == "end":
+        state.end_epoch(*args)
+    elif kind == "key":
+        state.on_key(args[0])
+    elif kind == "model":
+        state.model = args[0]
+    else:
+        state.stopping = args[0] or "stop requested"
+
+
+@settings(max_examples=150, deadline=None)
+@given(EVENTS, st.integers(20, 160), st.integers(8, 50))
+def test_every_panel_draws_every_state(events, width, height):
+    state = DashboardState(4, FakeClock())
+    for event in events:
+        apply(state, event)
+        for panel in (metrics_panel(state), status_panel(state), plot_panel(state),
+                      progress_panel(state), controls_panel()):  # fmt: skip
+            screen(panel, width=width, height=height)
+    lines = screen(build_dashboard(state), width=width, height=height).splitlines()
+    assert len(lines) == height and max(cell_len(line) for line in lines) <= width
+
+
+def test_an_epoch_without_iterations_shown_is_plotted_and_counted():
+    """Under torchrun with an epoch shorter than the gather, only `end_epoch` arrives."""
+    state = DashboardState(20, FakeClock())
+    for epoch in (1, 2, 3):
+        state.end_epoch("train", epoch, {"Loss": 4.0 / epoch})
+        state.end_epoch("valid", epoch, {"Loss": 3.0 / epoch})
+    text = screen(build_dashboard(state))
+    assert re.search(r"Epoch\s+3/20", text)  # not "-/20"
+    assert re.search(r"Loss\s+-\s+1\.333\s+-\s+1\b", text)
+    assert "15.0% (ETA" in text  # 3 of 20 epochs
+    assert "Plot: Loss (full history)" in text and "━━ Train" in text and "━━ Valid" in text
+    assert re.search(r"[\u2801-\u28ff]", text)
+    assert state.history.series("Loss") == {
+        "train": [(1.0, 4.0), (2.0, 2.0), (3.0, 4.0 / 3)],
+        "valid": [(1.0, 3.0), (2.0, 1.5), (3.0, 1.0)],
+    }

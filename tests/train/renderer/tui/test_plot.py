@@ -1,5 +1,7 @@
 import math
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
 from burnish.train.renderer.tui.plot import BrailleCanvas, LinePlot, PlotSeries
@@ -90,3 +92,40 @@ def test_a_constant_series_and_a_tiny_area_still_render():
         == ("(too small to plot)"[:6])
     )
     assert render(LinePlot([]))[0] == "waiting for values..."
+
+
+# The same awkward inputs as the report's charts (tests/cli/test_svg.py).
+AWKWARD = [0.0, -0.0, 1e-12, -1e-12, 1e12, -1e12, 1e-300, 5e-324, 1.7e308, -1.7e308,
+           math.nan, math.inf, -math.inf, 0.1, 0.1 + 2**-56]  # fmt: skip
+VALUES = st.one_of(st.sampled_from(AWKWARD), st.floats(allow_nan=True, allow_infinity=True))
+SERIES = st.one_of(
+    st.lists(st.tuples(VALUES, VALUES), max_size=40),
+    st.tuples(VALUES, st.integers(0, 40)).map(lambda v: [(i / 40, v[0]) for i in range(v[1])]),
+    st.tuples(st.floats(-1e15, 1e15), st.integers(1, 40)).map(
+        lambda v: [(i / 40, v[0] + i * 2**-60) for i in range(v[1])]
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(SERIES, max_size=2),
+    st.one_of(st.none(), st.tuples(VALUES, VALUES)),
+    st.integers(1, 80),
+    st.integers(1, 20),
+)
+def test_any_series_in_any_area_renders(series, x_range, width, height):
+    plot = LinePlot([PlotSeries(f"s{i}", p) for i, p in enumerate(series)], "epoch", x_range)
+    lines = plot.lines(width, height)
+    assert len(lines) == height
+    if series and any(series) and width >= 20 and height >= 5:
+        assert any(ord(c) in BRAILLE or c in "│┤" for c in "".join(t.plain for t in lines))
+    assert "nan" not in "".join(t.plain for t in lines[:-2])  # no NaN axis label
+
+
+def test_a_series_that_differs_only_by_float_rounding_is_drawn_flat_in_the_middle():
+    mean = sum([0.1] * 8) / 8  # 0.1 plus one ulp
+    lines = render(LinePlot([PlotSeries("Train", [(0.0, 0.1), (1.0, mean)])]), height=13)
+    assert "0.105 ┤" in lines[0] and "0.095 ┤" in lines[9]
+    middle = lines[5].split("┤")[1]
+    assert set(middle.strip()) <= set(chr(c) for c in BRAILLE) and middle.strip()

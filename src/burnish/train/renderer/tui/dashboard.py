@@ -55,6 +55,7 @@ class DashboardState:
         self.stopping: str | None = None
         self.finished = False
         self.model: str | None = None
+        self.keys = True  # whether keys are read (the controls panel says how to stop if not)
 
     def update(self, snapshot: RenderSnapshot) -> None:
         """Take in the values of one rendered iteration."""
@@ -75,8 +76,9 @@ class DashboardState:
         for name, value in values.items():
             current = state.numeric.get(name, (None, value))[0]
             state.numeric[name] = (current, value)
-            if name not in self.history.names:
-                self.history.names.append(name)
+        self.history.end_epoch(split, epoch, values)
+        if split == Split.TRAIN:  # the epoch's items are all done, seen or not
+            self.estimate.update(TrainingProgress(epoch, self.num_epochs, 0, 1, 1))
 
     @property
     def selected_name(self) -> str | None:

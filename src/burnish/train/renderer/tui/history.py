@@ -69,27 +69,51 @@ class MetricHistory:
         self._full: dict[tuple[str, str], Series] = {}
         self._recent: dict[tuple[str, str], Series] = {}
         self._recent_epoch: dict[str, int] = {}
+        self._pushed_epoch: dict[str, int] = {}  # split -> epoch of its latest pushed point
 
     def push(self, split: str, progress: TrainingProgress, values: dict[str, float]) -> None:
         """Add the current value of each metric at `progress` (non-finite values are skipped)."""
-        fraction = progress.fraction
-        x_full = progress.epoch - 1 + fraction
-        if self._recent_epoch.get(split) != progress.epoch:
-            self._recent_epoch[split] = progress.epoch
+        self._start_epoch(split, progress.epoch)
+        self._pushed_epoch[split] = progress.epoch
+        x_full = progress.epoch - 1 + progress.fraction
+        for name, value in values.items():
+            self._add(split, name, x_full, progress.fraction, value)
+
+    def end_epoch(self, split: str, epoch: int, values: dict[str, float]) -> None:
+        """Take in `epoch`'s final values; they become its points if it got none.
+
+        Under torchrun the values arrive every `sync_every` iterations: an epoch shorter than
+        that reaches the dashboard only here, as one point per metric at its end.
+        """
+        for name in values:
+            if name not in self.names:
+                self.names.append(name)
+        if self._pushed_epoch.get(split) == epoch:
+            return
+        self._start_epoch(split, epoch)
+        self._pushed_epoch[split] = epoch
+        for name, value in values.items():
+            self._add(split, name, float(epoch), 1.0, value)
+
+    def _start_epoch(self, split: str, epoch: int) -> None:
+        """Clear `split`'s recent series when `epoch` is a new one."""
+        if self._recent_epoch.get(split) != epoch:
+            self._recent_epoch[split] = epoch
             for (series_split, _), series in self._recent.items():
                 if series_split == split:
                     series.clear()
-        for name, value in values.items():
-            if name not in self.names:
-                self.names.append(name)
-            if not math.isfinite(value):
-                continue
-            key = (split, name)
-            if key not in self._full:
-                self._full[key] = Series(self._max_full)
-                self._recent[key] = Series(self._max_recent)
-            self._full[key].push(x_full, value)
-            self._recent[key].push(fraction, value)
+
+    def _add(self, split: str, name: str, x_full: float, x_recent: float, value: float) -> None:
+        if name not in self.names:
+            self.names.append(name)
+        if not math.isfinite(value):
+            return
+        key = (split, name)
+        if key not in self._full:
+            self._full[key] = Series(self._max_full)
+            self._recent[key] = Series(self._max_recent)
+        self._full[key].push(x_full, value)
+        self._recent[key].push(x_recent, value)
 
     def series(self, name: str, recent: bool = False) -> dict[str, list[Point]]:
         """Split -> a copy of its points for metric `name` (splits without points are left out)."""

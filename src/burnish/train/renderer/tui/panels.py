@@ -7,6 +7,7 @@ without holding the state's lock.
 from __future__ import annotations
 
 import math
+import os
 from typing import TYPE_CHECKING
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -49,7 +50,7 @@ def build_dashboard(state: DashboardState) -> Layout:
     left.split_column(
         Layout(metrics_panel(state), ratio=1),
         Layout(status_panel(state), size=status_height),
-        Layout(controls_panel(), size=3),
+        Layout(controls_panel(state.keys), size=3),
     )
     return root
 
@@ -88,15 +89,15 @@ def metrics_panel(state: DashboardState) -> Panel:
         for split in TRAINING_SPLITS:
             values = state.splits[split].numeric.get(name) or (None, None)
             cells += ["-" if value is None else format_compact(value) for value in values]
-        table.add_row(name, *cells)
+        table.add_row(_plain(name), *cells)
     parts: list[RenderableType] = [table]
     for name in state.text_names():
-        line = Text(f"{name}: ", style="bold yellow", no_wrap=True, overflow="ellipsis")
+        line = Text(f"{printable(name)}: ", style="bold yellow", no_wrap=True, overflow="ellipsis")
         for split in TRAINING_SPLITS:
             value = state.splits[split].text.get(name)
             if value is not None:
                 line.append(f"{SPLIT_LABELS[split]} ", style=SPLIT_STYLES[split])
-                line.append(f"{value}  ")
+                line.append(f"{printable(value)}  ")
         parts.append(line)
     return Panel(Group(*parts), title="Metrics", title_align="left")
 
@@ -108,8 +109,9 @@ def status_panel(state: DashboardState) -> Panel:
     grid.add_column(style="bold yellow", no_wrap=True, width=9)
     grid.add_column(overflow="ellipsis", no_wrap=True, ratio=1)
     grid.add_row("Mode", MODE_LABELS[state.mode] + (" (finished)" if state.finished else ""))
-    if progress is None:
-        grid.add_row("Epoch", f"-/{state.num_epochs}")
+    if progress is None:  # no iteration shown yet (e.g. a gather longer than the epoch)
+        done = state.splits[state.mode].epoch_done
+        grid.add_row("Epoch", f"{done or '-'}/{state.num_epochs}")
         grid.add_row("Iteration", "-")
         grid.add_row("Items", "-")
     else:
@@ -119,9 +121,9 @@ def status_panel(state: DashboardState) -> Panel:
         grid.add_row("Items", f"{progress.items_processed}/{progress.items_total}{percent}")
     grid.add_row("Elapsed", format_eta(state.clock() - state.started))
     if state.model is not None:
-        grid.add_row("Model", state.model)
+        grid.add_row("Model", _plain(state.model))
     if state.stopping:
-        grid.add_row(Text("Stopping", style="bold red"), Text(state.stopping, style="red"))
+        grid.add_row(Text("Stopping", style="bold red"), _plain(state.stopping, style="red"))
     return Panel(grid, title="Status", title_align="left")
 
 
@@ -132,11 +134,21 @@ def model_line(summary: ModelSummary) -> str:
     return f"{name} · {summary.total:,} params{trainable} · {summary.size_mib:.2f} MiB"
 
 
-def controls_panel() -> Panel:
-    """The keys the dashboard understands (↑/↓ toggle full history and current epoch)."""
-    text = Text.assemble(
-        ("←/→", "bold"), " metric  ", ("↑/↓", "bold"), " view  ", ("q", "bold"), " stop"
-    )
+def controls_panel(keys: bool = True) -> Panel:
+    """The keys the dashboard understands (↑/↓ toggle full history and current epoch).
+
+    Args:
+        keys: Whether keys are read; if not (the terminal belongs to another program, e.g.
+            under `timeout`), how to stop instead: Ctrl-C, or SIGINT to this process.
+    """
+    if keys:
+        text = Text.assemble(
+            ("←/→", "bold"), " metric  ", ("↑/↓", "bold"), " view  ", ("q", "bold"), " stop"
+        )
+    else:
+        text = Text.assemble(
+            ("Ctrl-C", "bold"), f" stop (or kill -INT {os.getpid()}) · keys not read here"
+        )
     return Panel(text, title="Controls", title_align="left")
 
 
@@ -167,11 +179,22 @@ def plot_panel(state: DashboardState) -> Panel:
     if state.recent:
         plot = LinePlot(series, x_label="fraction of the current epoch", x_range=(0.0, 1.0))
     else:
-        x_high = max(x for line in series for x, _ in line.points)
+        x_high = max((x for line in series for x, _ in line.points), default=1.0)
         plot = LinePlot(series, x_label="epoch", x_range=(0.0, max(x_high, 1e-9)))
     kind = "current epoch" if state.recent else "full history"
     tabs = _tab_strip(state.history.names, state.selected % len(state.history.names))
-    return Panel(_Stacked(tabs, plot), title=f"Plot: {name} ({kind})", title_align="left")
+    title = _plain(f"Plot: {name} ({kind})")
+    return Panel(_Stacked(tabs, plot), title=title, title_align="left")
+
+
+def printable(text: str) -> str:
+    """`text` with control characters (line breaks, escapes) as spaces: one line, no codes."""
+    return "".join(char if char.isprintable() else " " for char in str(text))
+
+
+def _plain(text: str, style: str = "") -> Text:
+    """User text (a metric name, a stop reason) as it is: never read as rich markup."""
+    return Text(printable(text), style=style)
 
 
 def _tab_strip(names: list[str], selected: int) -> Text:
@@ -179,7 +202,7 @@ def _tab_strip(names: list[str], selected: int) -> Text:
     for index, name in enumerate(names):
         if index:
             text.append(" │ ", style="dim")
-        text.append(name, style="bold reverse yellow" if index == selected else "yellow")
+        text.append(printable(name), style="bold reverse yellow" if index == selected else "yellow")
     return text
 
 

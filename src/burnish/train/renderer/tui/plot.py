@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -105,12 +106,29 @@ class PlotSeries:
 
 
 def _bounds(values: list[float], pad: float) -> tuple[float, float]:
-    low, high = min(values), max(values)
-    if high - low < 1e-12 * max(1.0, abs(high)):
-        spread = abs(high) * 0.05 or 0.5
-        return low - spread, high + spread
-    margin = (high - low) * pad
-    return low - margin, high + margin
+    """Bounds around the finite `values` with `pad` of their span as margin.
+
+    Total: no finite value gives `(0, 1)`; values closer than a billionth of their size (a
+    constant, or a series that differs only by float rounding) are spread by 5% of their value
+    (0.5 around zero); nothing overflows, even at the ends of the float range.
+    """
+    finite = [value for value in values if math.isfinite(value)] or [0.0, 1.0]
+    low, high = min(finite), max(finite)
+    largest = sys.float_info.max
+    if high - low <= max(1e-9 * max(abs(low), abs(high)), 1e-290):
+        middle = low / 2 + high / 2
+        spread = abs(middle) * 0.05 if abs(middle) > 1e-289 else 0.5
+        return max(middle - spread, -largest), min(middle + spread, largest)
+    margin = (high / 2 - low / 2) * 2 * pad  # halved: the span itself may overflow
+    return max(low - margin, -largest), min(high + margin, largest)
+
+
+def _fraction(value: float, low: float, high: float) -> float:
+    """Where `value` lies from `low` (0) to `high` (1), clamped to [-1, 2]: a point far off
+    the plot (a fixed x range) draws a line towards it without walking millions of dots."""
+    span = high / 2 - low / 2
+    fraction = (value / 2 - low / 2) / span if span > 0 else 0.5
+    return min(max(fraction, -1.0), 2.0)
 
 
 def _label(value: float) -> str:
@@ -151,11 +169,15 @@ class LinePlot:
         """The plot as `height` lines of at most `width` cells."""
         if not self.series:
             return [Text("waiting for values...", style="dim")] + [Text()] * (height - 1)
-        ys = [y for s in self.series for _, y in s.points]
-        xs = [x for s in self.series for x, _ in s.points]
-        y_low, y_high = _bounds(ys, pad=0.05)
-        x_low, x_high = self.x_range or _bounds(xs, pad=0.0)
-        y_labels = [_label(y_high), _label((y_low + y_high) / 2), _label(y_low)]
+        points = [
+            (x, y)
+            for s in self.series
+            for x, y in s.points
+            if math.isfinite(x) and math.isfinite(y)
+        ]
+        y_low, y_high = _bounds([y for _, y in points], pad=0.05)
+        x_low, x_high = _bounds(list(self.x_range or [x for x, _ in points]), pad=0.0)
+        y_labels = [_label(y_high), _label(y_low / 2 + y_high / 2), _label(y_low)]
         gutter = max(map(len, y_labels)) + 1
         plot_width, plot_height = width - gutter - 1, height - 3
         if plot_width < 4 or plot_height < 2:
@@ -191,8 +213,6 @@ def _draw(
     The work is bounded by the canvas size, not by the number of points.
     """
     columns, rows = canvas.dots
-    x_scale = (columns - 1) / ((x_range[1] - x_range[0]) or 1.0)
-    y_scale = (rows - 1) / ((y_range[1] - y_range[0]) or 1.0)
     style = Style.parse(series.style)
     spans: list[list[int]] = []  # [x, first y, low y, high y, last y]; None-free runs
     breaks: set[int] = set()  # indices of spans that start a new run (after a non-finite value)
@@ -200,7 +220,8 @@ def _draw(
         if not (math.isfinite(x) and math.isfinite(y)):
             breaks.add(len(spans))
             continue
-        dot_x, dot_y = round((x - x_range[0]) * x_scale), round((y_range[1] - y) * y_scale)
+        dot_x = round(_fraction(x, *x_range) * (columns - 1))
+        dot_y = round((1 - _fraction(y, *y_range)) * (rows - 1))
         if spans and spans[-1][0] == dot_x and len(spans) not in breaks:
             span = spans[-1]
             span[2], span[3], span[4] = min(span[2], dot_y), max(span[3], dot_y), dot_y

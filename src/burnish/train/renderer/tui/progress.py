@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -70,7 +71,7 @@ class ProgressEstimate:
 
 def format_eta(seconds: float | None) -> str:
     """Format a duration like Burn's ETA: the largest unit only ("3 mins", "1 hour")."""
-    if seconds is None:
+    if seconds is None or not math.isfinite(seconds):
         return "---"
     secs = int(seconds)
     for unit, size in (("day", 86400), ("hour", 3600), ("min", 60)):

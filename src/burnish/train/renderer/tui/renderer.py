@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 import threading
 import time
 import traceback
-import warnings
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from rich.console import Console, ConsoleDimensions
 from rich.live import Live
@@ -23,6 +23,7 @@ from burnish.train.renderer.base import (
     check_num_epochs,
     check_split,
 )
+from burnish.train.renderer.cli import CliMetricsRenderer
 from burnish.train.renderer.tui.dashboard import DashboardState
 from burnish.train.renderer.tui.keyboard import KeyReader
 from burnish.train.renderer.tui.panels import build_dashboard, model_line
@@ -31,9 +32,14 @@ from burnish.train.split import Split
 if TYPE_CHECKING:
     from burnish.module_summary import ModelSummary
 
-__all__ = ["TuiMetricsRenderer", "terminal_console"]
+__all__ = ["FALLBACK_MESSAGE", "TuiMetricsRenderer", "terminal_console"]
 
 STOP_REASON = "Training stopped by the user (q)"
+FALLBACK_MESSAGE = (
+    "burnish: the dashboard failed to draw ({error}). Training goes on, shown as plain progress "
+    "lines; press Ctrl-C to stop it. This is a bug in burnish: please report it with this "
+    "traceback:\n{traceback}"
+)
 _TICK_S = 0.05  # how often the UI thread looks at keys and the stop flag
 _IDLE_REDRAW_S = 1.0  # redraw this often even without news, so elapsed time and ETA move
 _DRAW_BUDGET = 0.05  # at most this fraction of wall time goes to drawing (slows the refresh)
@@ -48,11 +54,15 @@ class TuiMetricsRenderer(MetricsRenderer):
     drawing never runs in the training loop; when a frame is slow to draw (small machine, huge
     terminal) the refresh slows down so drawing stays under 5% of the wall time. The terminal
     is restored by `close()`, at exit, and before an uncaught exception's traceback prints.
+    If drawing ever fails (a bug), the dashboard leaves the screen at once, says so with the
+    traceback on stderr, and training goes on with a `CliMetricsRenderer` on the same stream.
 
     Args:
         refresh_interval_s: Seconds between two redraws (and between two `due()` == True).
         console: The rich console to draw on (default: a new one on stdout).
-        read_keys: Whether to read keys from stdin when it is a terminal.
+        read_keys: Whether to read keys from stdin when it is a terminal this process may
+            read (`keyboard.may_read`: it has the foreground); if not, the controls panel shows
+            how to stop instead (Ctrl-C, or SIGINT to this process).
 
     Example:
         >>> renderer = TuiMetricsRenderer()  # doctest: +SKIP
@@ -84,7 +94,10 @@ class TuiMetricsRenderer(MetricsRenderer):
         self._keys: KeyReader | None = None
         self._thread: threading.Thread | None = None
         self._previous_excepthook: Callable[..., Any] | None = None
-        self._error: str | None = None
+        self._num_epochs = 0
+        self._fallback: CliMetricsRenderer | None = None
+        self.fell_back = threading.Event()
+        """Set once drawing failed and plain progress lines took over."""
 
     def start(self, num_epochs: int, interrupter: Interrupter) -> None:
         """Enter the alternate screen, put stdin in cbreak mode and start the UI thread."""
@@ -92,6 +105,7 @@ class TuiMetricsRenderer(MetricsRenderer):
         if self._live is not None:
             raise RuntimeError("`TuiMetricsRenderer.start` was called twice; call `close` first.")
         self._state = DashboardState(num_epochs)
+        self._num_epochs = num_epochs
         self._interrupter = interrupter
         self._stop_drawing.clear()
         self._live = Live(
@@ -106,8 +120,12 @@ class TuiMetricsRenderer(MetricsRenderer):
         sys.excepthook = self._excepthook
         atexit.register(self.close)
         self._keys = KeyReader.for_stdin() if self._read_keys else None
+        self._state.keys = self._keys is not None
         try:
             self._live.start(refresh=True)
+        except Exception:
+            self._fall_back(self._live)
+            return
         except BaseException:
             self.close()
             raise
@@ -116,6 +134,9 @@ class TuiMetricsRenderer(MetricsRenderer):
 
     def due(self) -> bool:
         """True at most once per refresh interval (one clock read per call)."""
+        fallback = self._fallback
+        if fallback is not None:
+            return fallback.due()
         now = time.monotonic()
         if now < self._next_due:
             return False
@@ -128,8 +149,12 @@ class TuiMetricsRenderer(MetricsRenderer):
         if self._state is None:
             return
         with self._lock:
-            self._state.update(snapshot)
-            self._dirty = True
+            fallback = self._fallback
+            if fallback is None:
+                self._state.update(snapshot)
+                self._dirty = True
+        if fallback is not None:
+            fallback.render(snapshot)
 
     def end_epoch(self, split: Split | str, epoch: int, values: dict[str, float]) -> None:
         """Show the epoch's final values in the metrics panel."""
@@ -137,8 +162,12 @@ class TuiMetricsRenderer(MetricsRenderer):
         if self._state is None:
             return
         with self._lock:
-            self._state.end_epoch(split, epoch, values)
-            self._dirty = True
+            fallback = self._fallback
+            if fallback is None:
+                self._state.end_epoch(split, epoch, values)
+                self._dirty = True
+        if fallback is not None:
+            fallback.end_epoch(split, epoch, values)
 
     def model_summary(self, summary: ModelSummary) -> None:
         """Show the model's size in the status panel."""
@@ -163,12 +192,15 @@ class TuiMetricsRenderer(MetricsRenderer):
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
         try:
-            if self._error is None and self._state is not None:
-                with self._lock:
-                    self._sync_stop(self._state)
-                    self._state.finished = True
-                    screen = build_dashboard(self._state)
-                live.update(screen, refresh=True)
+            if self._fallback is None and self._state is not None:
+                try:
+                    with self._lock:
+                        self._sync_stop(self._state)
+                        self._state.finished = True
+                        screen = build_dashboard(self._state)
+                    live.update(screen, refresh=True)
+                except Exception:
+                    self._fall_back(live)
         finally:
             try:
                 live.stop()
@@ -179,8 +211,34 @@ class TuiMetricsRenderer(MetricsRenderer):
                 if sys.excepthook == self._excepthook:
                     sys.excepthook = self._previous_excepthook or sys.__excepthook__
                 atexit.unregister(self.close)
-        if self._error is not None:
-            warnings.warn(f"The dashboard stopped drawing:\n{self._error}", stacklevel=2)
+        if self._fallback is not None:
+            self._fallback.close()
+
+    def _fall_back(self, live: Live | None) -> None:
+        """Drawing failed: leave the screen, say so at once, go on with plain progress lines.
+
+        Called with the exception being handled; said once, whoever fails first.
+        """
+        error = traceback.format_exc()
+        with self._lock:
+            if self._fallback is not None:
+                return
+            console = live.console if live is not None else None
+            if live is not None:
+                with contextlib.suppress(Exception):  # the terminal first, whatever happens
+                    live.stop()
+            if self._keys is not None:
+                self._keys.close()
+                self._keys = None
+            summary = error.rstrip().splitlines()[-1]
+            print(FALLBACK_MESSAGE.format(error=summary, traceback=error), file=sys.stderr)
+            sys.stderr.flush()
+            stream = cast("TextIO", console.file) if console is not None else None
+            fallback = CliMetricsRenderer(file=stream)
+            if self._interrupter is not None:
+                fallback.start(self._num_epochs, self._interrupter)
+            self._fallback = fallback
+        self.fell_back.set()
 
     def _sync_stop(self, state: DashboardState) -> bool:
         """Show a stop request (from `q`, Ctrl-C or the learner); returns whether it is new."""
@@ -212,7 +270,7 @@ class TuiMetricsRenderer(MetricsRenderer):
                     cost = (last_draw - started) / _DRAW_BUDGET
                     self._interval = max(self.refresh_interval_s, min(cost, _IDLE_REDRAW_S))
             except Exception:  # a drawing bug must not take the training run down
-                self._error = traceback.format_exc()
+                self._fall_back(self._live)
                 return
 
     def _step(self, keys: list[str], since_draw: float) -> bool:
