@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from burnish.backend import device as parse_device
+from burnish.train.accumulation import LR_STEPS, LrStep
 from burnish.train.checkpoint.resume import ResumeFrom
 from burnish.train.interrupter import Interrupter
 from burnish.train.options import LearnerOptions
@@ -91,6 +92,7 @@ class LearnerBuilder:
         self._resume_from: int | ResumeFrom | None = None
         self._early_stopping: EarlyStoppingStrategy | None = None
         self._grads_accumulation: int | None = None
+        self._lr_step: LrStep = "iteration"
         self._device: torch.device | None = None
         self._renderer: MetricsRenderer | None = None
         self._loggers: dict[Split, MetricLogger] | None = None
@@ -165,10 +167,34 @@ class LearnerBuilder:
         self._device = parse_device(devices[0])
         return self
 
-    def grads_accumulation(self, accumulation: int) -> LearnerBuilder:
-        """Step the optimizer once every `accumulation` iterations with summed gradients."""
+    def grads_accumulation(
+        self, accumulation: int, lr_step: LrStep = "iteration"
+    ) -> LearnerBuilder:
+        """Step the optimizer once every `accumulation` iterations with summed gradients.
+
+        Args:
+            accumulation: iterations (batches) per optimizer step.
+            lr_step: when the learning-rate scheduler advances. `"iteration"` (the default,
+                as Burn's learner): once per batch, so a schedule of `num_iters` lasts
+                `num_iters` batches, `num_iters / accumulation` optimizer steps.
+                `"optimizer_step"`: once per optimizer step (the rate of a group's first
+                iteration is used for the whole group), for a schedule built in optimizer
+                steps, as `torch.optim.lr_scheduler` loops and Hugging Face's Trainer count.
+
+        Example:
+            >>> from burnish.train import LearnerBuilder
+            >>> builder = LearnerBuilder("artifacts")
+            >>> builder = builder.grads_accumulation(4, lr_step="optimizer_step")
+        """
         _require_positive("grads_accumulation", accumulation)
+        if lr_step not in LR_STEPS:
+            raise ValueError(
+                "`lr_step` must be 'iteration' (the scheduler advances every batch, as Burn's "
+                "learner) or 'optimizer_step' (once per optimizer step). Received: "
+                f"lr_step={lr_step!r}."
+            )
         self._grads_accumulation = accumulation
+        self._lr_step = lr_step
         return self
 
     def interrupter(self) -> Interrupter:
@@ -442,6 +468,7 @@ class LearnerBuilder:
             resume_from=self._resume_from,
             early_stopping=self._early_stopping,
             grads_accumulation=self._grads_accumulation,
+            lr_step=self._lr_step,
             device=self._device,
             application_logger=self._installer(),
             summary=self._summary,

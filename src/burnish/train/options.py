@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
+from burnish.train.accumulation import LrStep
 from burnish.train.checkpoint.resume import ResumeFrom
 from burnish.train.interrupter import Interrupter
 from burnish.train.split import Split
@@ -45,6 +46,8 @@ class LearnerOptions:
         resume_from: the checkpoint to start from, None for a fresh start.
         early_stopping: when to stop before `num_epochs`.
         grads_accumulation: iterations per optimizer step; None: every iteration.
+        lr_step: when the scheduler advances: each `"iteration"` (Burn's learner) or each
+            `"optimizer_step"` (once per group of accumulated iterations).
         device: the device to train on; None: where the model and loaders already are.
         application_logger: installs the experiment log for the run; None: logging untouched.
         summary: print the LearnerSummary at the end.
@@ -73,6 +76,7 @@ class LearnerOptions:
     resume_from: int | ResumeFrom | None = None
     early_stopping: EarlyStoppingStrategy | None = None
     grads_accumulation: int | None = None
+    lr_step: LrStep = "iteration"
     device: torch.device | None = None
     application_logger: ApplicationLoggerInstaller | None = None
     summary: bool = False

@@ -84,7 +84,7 @@ class Run:
             lr_scheduler=learner.lr_scheduler,
             loaders={split: self._adapter(loader) for split, loader in loaders.items()},
             processor=self.processor,
-            accumulation=Accumulation(options.grads_accumulation),
+            accumulation=Accumulation(options.grads_accumulation, options.lr_step),
             early_stopping=options.early_stopping,
             world_size=context.world_size,
             sharded=self.sharded,
@@ -198,7 +198,7 @@ class Run:
         for iteration, batch in enumerate(loader.iterate(start), start + 1):
             if iteration == 1:
                 check_batch_device(batch, state.model)
-            lr = state.lr_scheduler.step()
+            lr = state.accumulation.lr(state.lr_scheduler, state.lr)
             state.lr = lr
             state.step += 1
             if self.grad_sync is not None:  # the backward pass launches the all-reduces

@@ -154,6 +154,7 @@ def run_settings(
     return {
         "num_epochs": options.num_epochs,
         "grads_accumulation": options.grads_accumulation or 1,
+        "lr_step": options.lr_step,
         "device": str(device),
         "world_size": context.world_size,
         "strategy": options.strategy,
