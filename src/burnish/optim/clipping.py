@@ -91,7 +91,7 @@ class GradientClippingConfig:
 
 
 def _scale_to_global_norm(
-    grads: list[Tensor], norms: list[Tensor], max_norm: float
+    grads: list[Tensor], norms: tuple[Tensor, ...], max_norm: float
 ) -> list[Tensor]:
     """`grads * min(1, max_norm / (total + 1e-6))`, `total` the norm of the tensors' `norms`.
 
@@ -109,7 +109,7 @@ def _scale_to_global_norm(
 
 
 def _scale_on_many_devices(
-    grads: list[Tensor], norms: list[Tensor], max_norm: float
+    grads: list[Tensor], norms: tuple[Tensor, ...], max_norm: float
 ) -> list[Tensor]:
     """The global-norm scaling of gradients spread over several devices (model parallel)."""
     first = grads[0].device

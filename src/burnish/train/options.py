@@ -63,6 +63,8 @@ class LearnerOptions:
             direct child module with parameters).
         trackers: experiment loggers that also get the run (rank 0).
         tracker_config: the config the trackers record as parameters.
+        log_every: the trackers get iteration values every this many global training steps
+            (and validation iterations).
     """
 
     artifact_dir: Path
@@ -89,3 +91,4 @@ class LearnerOptions:
     shard_policy: Callable[[nn.Module], bool] | None = None
     trackers: tuple[ExperimentLogger, ...] = ()
     tracker_config: Any = None
+    log_every: int = 50

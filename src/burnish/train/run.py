@@ -69,12 +69,13 @@ class Run:
         loggers, self.renderer = self._outputs()
         self.tracking: Tracking | None = None
         if options.trackers and context.is_main:
-            self.tracking = Tracking(self.renderer, options.trackers, self._where)
+            self.tracking = Tracking.for_run(self.renderer, options, self._where)
             self.renderer = self.tracking
         self.processor = MetricsProcessor(
             [SplitMetrics(s, list(options.metrics[s]), loggers[s]) for s in TRAINING_SPLITS],
             self.renderer,
             reduce=context.reducer(),
+            iterations=self.tracking.iterations if self.tracking is not None else None,
         )
         self.store = MetricStore(loggers)
         self.precision = _mixed_precision(options.mixed_precision, model)
