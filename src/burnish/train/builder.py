@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import torch
 from torch import nn
 
+from burnish.backend import check_device
 from burnish.backend import device as parse_device
 from burnish.train.accumulation import LR_STEPS, LrStep
 from burnish.train.checkpoint.resume import ResumeFrom
@@ -433,12 +434,15 @@ class LearnerBuilder:
             dataloader_valid: the validation data, if not given to `fit`.
 
         Raises:
-            ValueError: when the configuration cannot work (see the message for the fix).
+            ValueError: when the configuration cannot work (see the message for the fix), e.g.
+                a device of `.devices(...)` that this machine does not have.
         """
         from burnish.lr_scheduler import as_scheduler
         from burnish.train.learner import Learner
 
         options = self._options()
+        if options.device is not None:
+            check_device(options.device)
         if options.compile_step:
             from burnish.train.compile import check_compiled_step
 
