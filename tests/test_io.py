@@ -79,3 +79,50 @@ def test_recorders_write_atomically(tmp_path, monkeypatch, recorder, target):
     assert path.read_bytes() == before
     assert files(tmp_path) == [path.name]
     assert torch.equal(recorder.load(path)["w"], torch.ones(3))
+
+
+# -- permissions: what `open(path, "w")` would give ------------------------------------------
+
+MODES_SCRIPT = os.path.join(os.path.dirname(__file__), "file_modes_run.py")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("umask", [0o022, 0o077], ids=["umask-022", "umask-077"])
+def test_every_file_burnish_writes_has_the_mode_of_open(tmp_path, umask):
+    """Checkpoints, logs, metrics.csv, mlflow-run.json, save_file, config, convert, report."""
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("mlflow")
+    command = [sys.executable, MODES_SCRIPT, f"{umask:o}", str(tmp_path)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    modes = json.loads(result.stdout.strip().splitlines()[-1])
+    for name in (
+        "run/checkpoint/epoch-1/model.mpk",
+        "run/checkpoint/epoch-1/COMMIT",
+        "run/metrics.csv",
+        "run/mlflow-run.json",
+        "model.mpk",
+        "optim.json",
+        "converted.safetensors",
+        "report.html",
+        "run/experiment.log",
+    ):
+        assert name in modes, sorted(modes)
+    expected = 0o666 & ~umask
+    wrong = {name: oct(mode) for name, mode in modes.items() if mode != expected}
+    assert wrong == {}, f"expected {oct(expected)} for every file"
+
+
+def test_a_replaced_file_keeps_its_mode_and_a_new_one_follows_the_umask(tmp_path):
+    path = tmp_path / "f.bin"
+    atomic_write_bytes(path, b"one")
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert os.stat(path).st_mode & 0o777 == 0o666 & ~umask
+    os.chmod(path, 0o640)
+    atomic_write_bytes(path, b"two")
+    assert os.stat(path).st_mode & 0o777 == 0o640
+    assert path.read_bytes() == b"two" and files(tmp_path) == ["f.bin"]

@@ -175,3 +175,30 @@ def test_top_level_names_come_from_module():
     for name in ("Module", "valid", "num_params", "save_file", "load_file", "into_record",
                  "load_record"):  # fmt: skip
         assert getattr(bn, name) is getattr(module, name)
+
+
+def test_load_file_keeps_the_mode_and_valid_is_the_inference_twin(tmp_path):
+    """Decided: `load_file` does not switch to eval mode (a module is loaded to resume
+    training too, and `load_state_dict` keeps the mode); inference calls `.valid()`, as the
+    docs say where inference is shown (Burn's inference backend has no dropout)."""
+    from burnish.record import CompactRecorder
+
+    class WithDropout(bn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = nn.Linear(4, 64)
+            self.dropout = nn.Dropout(0.5)
+
+        def forward(self, x):
+            return self.dropout(self.linear(x))
+
+    bn.seed(0)
+    WithDropout().save_file(tmp_path / "m", CompactRecorder())
+    x = torch.ones(2, 4)
+    loaded = WithDropout().load_file(tmp_path / "m", CompactRecorder())
+    assert loaded.training and not torch.equal(loaded(x), loaded(x))  # dropout is on
+    twin = loaded.valid()
+    assert not twin.training and torch.equal(twin(x), twin(x))
+    assert loaded.training  # the twin leaves the loaded module's mode alone
+    loaded.eval()
+    assert not loaded.load_file(tmp_path / "m", CompactRecorder()).training

@@ -20,6 +20,8 @@ def infer(artifact_dir: str | Path, device: torch.device | str, item: MnistItem)
     model = config.model.init(device).load_file(f"{artifact_dir}/model", CompactRecorder(), device)
     label = item.label
     batch = MnistBatcher().batch([item], torch.device(device))
+    # A built or loaded module is in training mode (dropout on), where Burn's inference backend
+    # has no autodiff and no dropout: predict with the inference twin.
     output = model.valid().forward(batch.images)
     predicted = int(output.argmax(dim=1)[0])
     print(f"Predicted {predicted} Expected {label}")

@@ -1,10 +1,16 @@
-"""Atomic file writes: a failure at any point leaves the previous file byte-identical."""
+"""Atomic file writes: a failure at any point leaves the previous file byte-identical.
+
+A file written here gets the permissions `open(path, "w")` would give it: a new file
+`0o666 & ~umask` (the kernel applies the umask, as for any file created with mode 0o666), a
+replaced file keeps its mode. (`tempfile.mkstemp` would make every file 0600, unreadable by the
+teammates and services a shared machine's umask lets read.)"""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -33,7 +39,7 @@ def atomic_open(path: str | os.PathLike) -> Iterator[BinaryIO]:
     On any exception the temp file is removed and `path` is left as it was.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _create_beside(path)
     try:
         with os.fdopen(fd, "wb") as file:
             yield file
@@ -45,6 +51,41 @@ def atomic_open(path: str | os.PathLike) -> Iterator[BinaryIO]:
             os.unlink(tmp)
         raise
     fsync_dir(path.parent)
+
+
+# O_EXCL and O_NOFOLLOW as `tempfile.mkstemp`: a fresh file, never one someone linked there.
+_CREATE = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_EXCL
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+_NEW_FILE_MODE = 0o666  # reduced by the umask, as `open(path, "w")` does
+
+
+def _create_beside(path: Path) -> tuple[int, Path]:
+    """A new temp file in `path`'s directory, with the mode `open(path, "w")` would give."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)  # a replaced file keeps its mode
+    except OSError:
+        mode = None
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(tmp, _CREATE, _NEW_FILE_MODE)
+        except FileExistsError:
+            continue
+        if mode is not None and hasattr(os, "fchmod"):
+            try:
+                os.fchmod(fd, mode)
+            except BaseException:
+                os.close(fd)
+                os.unlink(tmp)
+                raise
+        return fd, tmp
+    raise FileExistsError(f"Could not create a temporary file beside {path}.")
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:

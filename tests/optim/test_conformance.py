@@ -44,6 +44,10 @@ TABLE = {
     "adam": (AdamConfig(), 0.1),
     "adam_clip_value": (AdamConfig(grad_clipping=GradientClippingConfig.value(0.5)), 0.1),
     "adamw": (AdamWConfig(), 0.1),
+    "adamw_clip_global_norm": (
+        AdamWConfig(grad_clipping=GradientClippingConfig.global_norm(1.0)),
+        0.1,
+    ),
     "rmsprop": (RmsPropConfig(), 0.01),
     "rmsprop_centered": (RmsPropConfig(momentum=0.0, centered=True), 0.05),
     "adagrad": (AdaGradConfig(), 0.5),

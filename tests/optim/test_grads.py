@@ -102,6 +102,29 @@ def test_get_remove_len_contains():
         grads.get(3)
 
 
+@pytest.mark.parametrize("made_by", ["from_grads", "from_module"])
+def test_indexing_and_iteration_read_like_get(made_by):
+    """`grads[param]`, `in`, `len`, iteration, `dict(grads)`: `.get`'s meaning, KeyError when
+    absent (Burn's `GradientsParams` is read with `get`; Python readers index)."""
+    model = tiny_model()
+    raw = bn.backward(model(torch.randn(2, 4)).sum())
+    grads = getattr(GradientsParams, made_by)(raw, model)
+    names = ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert list(grads) == names == grads.ids() and len(grads) == 4
+    for name, param in zip(names, [model[0].weight, model[0].bias, model[2].weight, model[2].bias]):
+        assert grads[name] is grads.get(name) is grads[param] and name in grads and param in grads
+    assert dict(grads).keys() == set(names)
+    assert all(torch.equal(a, b) for a, b in zip(grads.values(), dict(grads.items()).values()))
+    grads.remove("0.bias")
+    assert "0.bias" not in grads and list(grads) == ["0.weight", "2.weight", "2.bias"]
+    with pytest.raises(KeyError, match=r"No gradient for parameter '0\.bias'.*holds 3: '0\.w"):
+        grads["0.bias"]
+    with pytest.raises(KeyError, match=r"tensor\(shape=\(8,\)\)"):
+        grads[model[0].bias]
+    with pytest.raises(TypeError, match="qualified name"):
+        grads[3]
+
+
 def test_from_grads_runs_no_graph_walk(monkeypatch):
     """The fast path asks autograd for the model's parameters directly."""
 

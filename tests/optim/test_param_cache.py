@@ -313,9 +313,10 @@ def walks(monkeypatch):
     [
         AdamConfig(weight_decay=WeightDecayConfig(0.01)),
         AdamConfig(grad_clipping=GradientClippingConfig.norm(0.5)),
+        AdamConfig(grad_clipping=GradientClippingConfig.global_norm(0.5)),
         SgdConfig(weight_decay=WeightDecayConfig(0.01)),
     ],
-    ids=["adam-decay", "adam-clip-norm", "sgd-decay"],
+    ids=["adam-decay", "adam-clip-norm", "adam-clip-global-norm", "sgd-decay"],
 )
 def test_custom_loop_walks_the_module_tree_only_in_its_first_iteration(walks, optim):
     model = Net(blocks=4)
@@ -436,9 +437,16 @@ OPTIMIZERS = [
     AdamConfig(weight_decay=WeightDecayConfig(0.01)),
     AdamConfig(grad_clipping=GradientClippingConfig.norm(0.5)),
     AdamConfig(grad_clipping=GradientClippingConfig.value(0.5)),
+    AdamConfig(grad_clipping=GradientClippingConfig.global_norm(0.5)),
     SgdConfig(weight_decay=WeightDecayConfig(0.01)),
 ]
-OPTIMIZER_IDS = ["adam-decay", "adam-clip-norm", "adam-clip-value", "sgd-decay"]
+OPTIMIZER_IDS = [
+    "adam-decay",
+    "adam-clip-norm",
+    "adam-clip-value",
+    "adam-clip-global-norm",
+    "sgd-decay",
+]
 
 
 def _custom_loop_lines(blocks: int, optim) -> int:
@@ -481,6 +489,10 @@ LEARNER_SETTINGS = {
     "accumulation": (AdamConfig(), lambda b: b.grads_accumulation(2)),
     "clip-norm-fp16": (
         AdamConfig(grad_clipping=GradientClippingConfig.norm(0.5)),
+        lambda b: b.mixed_precision("fp16"),
+    ),
+    "clip-global-norm-fp16": (
+        AdamConfig(grad_clipping=GradientClippingConfig.global_norm(0.5)),
         lambda b: b.mixed_precision("fp16"),
     ),
     "bf16": (AdamConfig(), lambda b: b.mixed_precision("bf16")),

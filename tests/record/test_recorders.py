@@ -182,6 +182,35 @@ def test_wrong_kind_of_file_names_actual_and_expected(tmp_path, writer, reader, 
         reader().load(path)
 
 
+HALF, FULL, DOUBLE = HalfPrecisionSettings, FullPrecisionSettings, DoublePrecisionSettings
+
+
+@pytest.mark.parametrize(
+    ("writer", "reader", "through"),
+    [
+        (CompactRecorder, DefaultRecorder, torch.float16),  # the file's half values, in float32
+        (DefaultRecorder, CompactRecorder, torch.float16),  # rounded to the reader's half
+        (lambda: NamedMpkFileRecorder(DOUBLE), DefaultRecorder, torch.float32),
+        (lambda: BinGzFileRecorder(FULL), SensitiveCompactRecorder, torch.float16),
+        (lambda: SafetensorsFileRecorder(HALF), SafetensorsFileRecorder, torch.float16),
+    ],
+    ids=["half-by-full", "full-by-half", "double-by-full", "bin-gz-full-by-half", "st-half"],
+)
+def test_another_precision_loads_through_the_readers_precision_as_in_burn(
+    tmp_path, writer, reader, through
+):
+    """Burn converts each tensor to the loading recorder's element type: no error, and the
+    values are those the reader would have stored (floats that would overflow are kept)."""
+    weights = torch.linspace(-1, 1, 7, dtype=torch.float64) / 3
+    record = {"w": weights, "big": torch.tensor([1e6, 7e4]), "n": torch.arange(3), "epoch": 2}
+    loaded = reader().load(writer().record(record, tmp_path / "x"), device="cpu")
+    assert loaded["w"].dtype == torch.float64
+    assert torch.equal(loaded["w"], weights.to(through).to(torch.float64))
+    assert not torch.equal(loaded["w"], weights)
+    assert torch.equal(loaded["big"], record["big"])  # 7e4 overflows float16: kept whole
+    assert torch.equal(loaded["n"], record["n"]) and loaded["epoch"] == 2
+
+
 def test_foreign_msgpack_and_json_are_not_records(tmp_path):
     import json
 

@@ -10,7 +10,7 @@ parameters and optimizer state to OUT. `--kill-at-io N` makes the process SIGKIL
 its N-th file-system commit call (fsync, rename, write) — a kill that lands inside a
 checkpoint write for certain. `--kill-in-valid` kills it during the first validation.
 `--precision fp16` trains under mixed precision with loss scaling. `--trackers` also logs to
-a CSV file and TensorBoard (`log_to`) in the artifact directory.
+a CSV file and TensorBoard (`log_to`, `log_every(3)`) in the artifact directory.
 
 `--scripted composed|metric` trains the tiny regression of `scripted.py` instead, whose
 validation metric takes chosen values, with early stopping (stops after epoch 5 of 8) and that
@@ -204,10 +204,14 @@ def mnist_learner(args):
 
         artifacts = Path(args.artifact_dir)
         every_quarter = CliMetricsRenderer(every_percent=25, file=sys.stderr)
-        configured = configured.renderer(every_quarter).log_to(
-            CsvLogger(artifacts / "metrics.csv"),
-            TensorBoardLogger(artifacts / "tensorboard"),
-            config={"lr": 1e-3, "seed": 11},
+        configured = (
+            configured.renderer(every_quarter)
+            .log_to(
+                CsvLogger(artifacts / "metrics.csv"),
+                TensorBoardLogger(artifacts / "tensorboard"),
+                config={"lr": 1e-3, "seed": 11},
+            )
+            .log_every(3)
         )
     learner = configured.build(model, optim, 1e-3)
     data = loaders(batch_size=32, train_items=960, valid_items=96, workers=args.workers)

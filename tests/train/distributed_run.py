@@ -12,7 +12,8 @@ Rank 0 writes the final parameters to OUT. `--crash-at` makes rank 1 raise at it
 1 KB gradient buckets; `--modify-grads` changes a gradient in place inside `train_step`.
 `--fsdp` shards the model with `strategy("fsdp")`; `--adam` trains with Adam instead of SGD;
 `--bf16` trains under `mixed_precision("bf16")`.
-`--csv` also logs to `metrics-rank<RANK>.csv` with `log_to(CsvLogger(...))` on every rank.
+`--csv` also logs to `metrics-rank<RANK>.csv` with `log_to(CsvLogger(...))` on every rank,
+an iteration point every 3 steps.
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ def learner_run(args) -> torch.nn.Module:
         from burnish.train.logger import CsvLogger
 
         rank = os.environ.get("RANK", "0")
-        b = b.log_to(CsvLogger(Path(args.artifact_dir) / f"metrics-rank{rank}.csv"))
+        b = b.log_to(CsvLogger(Path(args.artifact_dir) / f"metrics-rank{rank}.csv")).log_every(3)
     learner = b.build(model, optim, 0.1)
     train, valid = loaders(batch_size=args.batch_size, train_items=256, valid_items=64)
     return learner.fit(train, valid).model

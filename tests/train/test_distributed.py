@@ -68,6 +68,16 @@ def test_two_ranks_equal_one_process_on_the_concatenated_batches(one_process, tm
             assert len(ours_pairs) == lines  # written once, by rank 0 only
             for (v1, c1), (v2, c2) in zip(ours_pairs, theirs_pairs):
                 assert c1 == c2 and abs(v1 - v2) < 1e-5
+    # The trackers' points every 3 steps (8 per epoch), with the reduced values of the logs.
+    rows = (tmp_path / "artifacts" / "metrics-rank0.csv").read_text().splitlines()
+    points = [row.split(",") for row in rows[1:] if row.split(",")[1] and ",Loss," in row]
+    assert [(e, i, s) for e, i, s, _, _ in points] == [
+        ("1", "3", "train"), ("1", "6", "train"), ("2", "1", "train"), ("2", "4", "train"),
+        ("2", "7", "train"),
+    ]  # fmt: skip
+    for epoch, iteration, _, _, value in points:
+        lines = (tmp_path / f"artifacts/train/epoch-{epoch}/Loss.log").read_text().splitlines()
+        assert float(value) == float(lines[int(iteration) - 1].split(",")[0])
     log = (tmp_path / "artifacts" / "experiment.log").read_text()
     assert "rank 0 of 2" in log and "rank 1 of 2" not in log
     assert sorted(p.name for p in (tmp_path / "artifacts" / "checkpoint").iterdir()) == [

@@ -23,6 +23,7 @@ from burnish.optim import AdamConfig, SgdConfig
 from burnish.record import DefaultRecorder
 from burnish.train import LearnerBuilder
 from burnish.train.checkpoint.learning import LearningCheckpointer
+from burnish.train.logger import CsvLogger
 from burnish.train.processor import MetricsProcessor
 
 from tests.train.helpers import Mlp, builder, loaders
@@ -128,6 +129,7 @@ CASES = {
     "fp16": lambda b: b.mixed_precision("fp16"),
     "bf16": lambda b: b.mixed_precision("bf16"),
     "accumulation+checkpoints": lambda b: b.grads_accumulation(2).checkpoint_every(3),
+    "trackers": lambda b: b.log_to(CsvLogger()).log_every(2),
 }
 
 

@@ -49,8 +49,10 @@ class GradientsParams:
         >>> body = GradientsParams.from_grads(grads, model)  # what is left: model[0]'s
         >>> head.ids(), len(body)
         (['1.weight', '1.bias'], 2)
-        >>> body.get("0.bias") is body.get(model[0].bias)
+        >>> body.get("0.bias") is body.get(model[0].bias) is body["0.bias"]
         True
+        >>> list(body), "0.weight" in body, model[0].bias in body
+        (['0.weight', '0.bias'], True, True)
         >>> model = SgdConfig().init().step(1e-2, model, body)
         >>> model = AdamConfig().init().step(1e-3, model, head)
         >>> body.is_empty(), head.is_empty()  # consumed by the steps
@@ -159,6 +161,34 @@ class GradientsParams:
         key = self._key(param)
         entry = None if key is None else self._entries.get(key)
         return None if entry is None else entry[2]
+
+    def __getitem__(self, param: ParamId) -> Tensor:
+        """`grads[param]`: the gradient of `param` (a tensor or its id), as `get` without None.
+
+        Raises:
+            KeyError: if `param` has no gradient here, naming the ids that have one.
+        """
+        value = self.get(param)
+        if value is None:
+            ids = self.ids()
+            shown = ", ".join(map(repr, ids[:20])) + (", ..." if len(ids) > 20 else "")
+            raise KeyError(
+                f"No gradient for parameter {_describe(param)}. This GradientsParams holds "
+                f"{len(ids)}: {shown or 'none'}. Use `grads.get(param)` for None instead."
+            )
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        """The ids (qualified names) of the parameters that have a gradient, as `ids()`."""
+        return iter(self.ids())
+
+    def keys(self) -> list[str]:
+        """The ids of the parameters that have a gradient (`dict(grads)` works)."""
+        return self.ids()
+
+    def values(self) -> Iterator[Tensor]:
+        """The gradients, in the order of `ids()`."""
+        return (value for _, _, value in self._entries.values())
 
     def remove(self, param: ParamId) -> Tensor | None:
         """Remove and return the gradient of `param` (a tensor or its id), or None."""

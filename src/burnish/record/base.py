@@ -176,7 +176,10 @@ class FileRecorder(ABC):
         """Load the record saved at `path` (extension optional); tensors go to `device`.
 
         Every tensor comes back in the dtype it had when recorded (values rounded through
-        the stored precision).
+        the stored precision). A file of another precision loads as in Burn: its values pass
+        through this recorder's precision, as if this recorder had saved them (a full-precision
+        file read by `CompactRecorder` is rounded to float16; a half-precision file read by
+        `DefaultRecorder` gives its float16 values). A file of another format is an error.
 
         Args:
             path: the file, with or without the recorder's extension.
@@ -186,7 +189,8 @@ class FileRecorder(ABC):
         Raises:
             RecordError: if the file is missing, of another format, corrupt or hostile.
         """
-        return restore(self.load_stored(path, progress=progress)[1], device)
+        metadata, stored = self.load_stored(path, progress=progress)
+        return self._in_own_precision(metadata, restore(stored, device), device)
 
     def load_metadata(self, path: str | os.PathLike) -> RecordMetadata:
         """Read only what the file says about itself (it is still fully validated)."""
@@ -230,7 +234,8 @@ class FileRecorder(ABC):
                 data = gzip_format.decompress(
                     gzip_format.chunked(data), self.max_decompressed_bytes
                 )
-            return restore(self._load_envelope(bytearray(data))[1], device)
+            metadata, stored = self._load_envelope(bytearray(data))
+            return self._in_own_precision(metadata, restore(stored, device), device)
 
     def metadata(self, record: Any, record_type: str | None = None) -> RecordMetadata:
         """The metadata this recorder writes for `record`."""
@@ -243,6 +248,19 @@ class FileRecorder(ABC):
             version=__version__,
             record_type=record_type or type(record).__name__,
         )
+
+    def _in_own_precision(
+        self, metadata: RecordMetadata, record: Any, device: torch.device | str | None
+    ) -> Any:
+        """`record` as this recorder would have stored it, if the file has another precision.
+
+        Burn's recorders convert every tensor of a record to their settings' element type
+        when loading (`TensorData::convert::<S::FloatElem>()`), whatever precision the file
+        holds; with burnish's saving rules, a float that would overflow keeps its value.
+        """
+        if not metadata.settings or metadata.float == self.metadata(None).float:
+            return record  # the recorder's own precision, or a file another tool wrote
+        return restore(prepare(record, self.settings), device)
 
     def file_path(self, path: str | os.PathLike) -> Path:
         """`path` with this recorder's extension appended unless it already ends with it."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
+from burnish.train.accumulation import LrStep
 from burnish.train.checkpoint.resume import ResumeFrom
 from burnish.train.interrupter import Interrupter
 from burnish.train.split import Split
@@ -45,6 +46,8 @@ class LearnerOptions:
         resume_from: the checkpoint to start from, None for a fresh start.
         early_stopping: when to stop before `num_epochs`.
         grads_accumulation: iterations per optimizer step; None: every iteration.
+        lr_step: when the scheduler advances: each `"iteration"` (Burn's learner) or each
+            `"optimizer_step"` (once per group of accumulated iterations).
         device: the device to train on; None: where the model and loaders already are.
         application_logger: installs the experiment log for the run; None: logging untouched.
         summary: print the LearnerSummary at the end.
@@ -60,6 +63,8 @@ class LearnerOptions:
             direct child module with parameters).
         trackers: experiment loggers that also get the run (rank 0).
         tracker_config: the config the trackers record as parameters.
+        log_every: the trackers get iteration values every this many global training steps
+            (and validation iterations).
     """
 
     artifact_dir: Path
@@ -73,6 +78,7 @@ class LearnerOptions:
     resume_from: int | ResumeFrom | None = None
     early_stopping: EarlyStoppingStrategy | None = None
     grads_accumulation: int | None = None
+    lr_step: LrStep = "iteration"
     device: torch.device | None = None
     application_logger: ApplicationLoggerInstaller | None = None
     summary: bool = False
@@ -85,3 +91,4 @@ class LearnerOptions:
     shard_policy: Callable[[nn.Module], bool] | None = None
     trackers: tuple[ExperimentLogger, ...] = ()
     tracker_config: Any = None
+    log_every: int = 50

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
@@ -27,6 +27,9 @@ from burnish.train.logger.base import MetricLogger
 from burnish.train.metric.base import Metric, MetricEntry, MetricMetadata, Numeric, NumericEntry
 from burnish.train.renderer.base import MetricsRenderer, RenderSnapshot, TrainingProgress
 from burnish.train.split import Split
+
+if TYPE_CHECKING:
+    from burnish.train.tracking import IterationPoints
 
 __all__ = ["MetricsProcessor", "SplitMetrics"]
 
@@ -62,6 +65,8 @@ class MetricsProcessor:
         renderer: the dashboard.
         reduce: sums a tensor over the ranks in place (distributed runs), or None.
         sync_every: with `reduce`, drain every this many iterations (all ranks alike).
+        iterations: the trackers' iteration points, told of each iteration and given the
+            host values of the pending ones at each drain; None without trackers.
     """
 
     def __init__(
@@ -70,8 +75,10 @@ class MetricsProcessor:
         renderer: MetricsRenderer,
         reduce: Reduce | None = None,
         sync_every: int = 16,
+        iterations: IterationPoints | None = None,
     ) -> None:
         self.splits = {s.split: s for s in splits}
+        self.iterations = iterations
         self.renderer = renderer
         self.reduce = reduce
         self.sync_every = sync_every
@@ -92,6 +99,8 @@ class MetricsProcessor:
                 state.text[metric.name] = text.formatted
                 state.logger.log(metric.name, metadata.epoch, [text])
         state.pending.append(row)
+        if self.iterations is not None:
+            self.iterations.note(split, len(state.pending) - 1, metadata)
         if self.reduce is None:
             render = self.renderer.due()
             drain = render or len(state.pending) >= _MAX_PENDING
@@ -123,6 +132,8 @@ class MetricsProcessor:
         for metric in state.metrics:
             metric.clear()
         state.pending.clear()
+        if self.iterations is not None:
+            self.iterations.forget(split)
         state.text.clear()
         state.totals = [[0.0, 0.0] for _ in state.numeric]
 
@@ -176,6 +187,8 @@ class MetricsProcessor:
         host = _to_host(values + running)
         counts = [entry.count for row in state.pending for entry in row]
         rows, counts = self._reduced(host[: len(values)], counts)
+        if self.iterations is not None:
+            self.iterations.drained(state.split, [m.name for m in numeric], rows)
         width = len(numeric)
         for j, metric in enumerate(numeric):
             entries = [

@@ -73,12 +73,13 @@ class Run:
         loggers, self.renderer = self._outputs()
         self.tracking: Tracking | None = None
         if options.trackers and context.is_main:
-            self.tracking = Tracking(self.renderer, options.trackers, self._where)
+            self.tracking = Tracking.for_run(self.renderer, options, self._where)
             self.renderer = self.tracking
         self.processor = MetricsProcessor(
             [SplitMetrics(s, list(options.metrics[s]), loggers[s]) for s in TRAINING_SPLITS],
             self.renderer,
             reduce=context.reducer(),
+            iterations=self.tracking.iterations if self.tracking is not None else None,
         )
         self.store = MetricStore(loggers)
         self.precision = _mixed_precision(options.mixed_precision, model)
@@ -88,7 +89,7 @@ class Run:
             lr_scheduler=learner.lr_scheduler,
             loaders={split: self._adapter(loader) for split, loader in loaders.items()},
             processor=self.processor,
-            accumulation=Accumulation(options.grads_accumulation),
+            accumulation=Accumulation(options.grads_accumulation, options.lr_step),
             early_stopping=options.early_stopping,
             world_size=context.world_size,
             sharded=self.sharded,
@@ -221,7 +222,7 @@ class Run:
         for iteration, batch in enumerate(loader.iterate(start), start + 1):
             if iteration == 1:
                 check_batch_device(batch, state.model)
-            lr = state.lr_scheduler.step()
+            lr = state.accumulation.lr(state.lr_scheduler, state.lr)
             state.lr = lr
             state.step += 1
             if self.grad_sync is not None:  # the backward pass launches the all-reduces

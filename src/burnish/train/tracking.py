@@ -1,10 +1,13 @@
 """The experiment trackers of a run (`LearnerBuilder.log_to`), driven beside the renderer.
 
 The metrics processor shows values through one `MetricsRenderer`. `Tracking` is that renderer
-for a run with trackers: it forwards every call to the real renderer and hands the same values
-to each `ExperimentLogger` — iteration values when the renderer is due (so trackers cost no
-extra read-back), epoch values at the end of each split. The learner adds the lifecycle:
-`start` after the checkpoint is restored, `flush` before each checkpoint, `finish` and `close`.
+for a run with trackers: it forwards every call to the real renderer and hands values to each
+`ExperimentLogger` — epoch values at the end of each split, and iteration values at a fixed
+cadence (`IterationPoints`: every `log_every` global training steps and validation
+iterations), whatever the renderer's pace, so a run logs the same points however fast it ran and
+wherever it was interrupted. The iteration values ride on the processor's read-backs: no
+extra host sync. The learner adds the lifecycle: `start` after the checkpoint is restored,
+`flush` before each checkpoint, `finish` and `close`.
 """
 
 from __future__ import annotations
@@ -25,14 +28,61 @@ if TYPE_CHECKING:
     from burnish.train.distributed import DistributedContext
     from burnish.train.interrupter import Interrupter
     from burnish.train.logger.tracker import ExperimentLogger
+    from burnish.train.metric.base import Metric, MetricMetadata
     from burnish.train.options import LearnerOptions
 
-__all__ = ["Tracking", "final_model_file", "run_settings"]
+__all__ = ["DEFAULT_LOG_EVERY", "IterationPoints", "Tracking", "final_model_file", "run_settings"]
 
 log = logging.getLogger("burnish.train")
 
 Where = Callable[[], tuple[int, "float | None"]]
 """Returns the global training step and the last learning rate."""
+
+DEFAULT_LOG_EVERY = 50  # Lightning's `log_every_n_steps`
+LogIteration = Callable[[Split, int, int, int, dict[str, float], "float | None"], None]
+"""Logs one iteration: split, epoch, iteration, global step, values, learning rate."""
+
+
+class IterationPoints:
+    """Which iterations the trackers get, and their values once the processor reads them back.
+
+    A training iteration is a point when its global step is a multiple of `every`, a validation
+    iteration when its number in the epoch is. The processor notes each iteration as it is
+    processed (a host-side check, no device access) and hands over the host values of its
+    pending iterations whenever it drains them (at its own pace); the noted ones are logged
+    then, each with its own values, step and learning rate.
+
+    Args:
+        every: the cadence, in iterations (>= 1).
+        where: the run's global step and learning rate.
+        log: called once per point, in iteration order.
+    """
+
+    def __init__(self, every: int, where: Where, log: LogIteration) -> None:
+        self.every = every
+        self.where = where
+        self.log = log
+        # Per split: (pending row, epoch, iteration, step, lr) of the points not yet drained.
+        self.noted: dict[Split, list[tuple[int, int, int, int, float | None]]] = {}
+
+    def note(self, split: Split, row: int, metadata: MetricMetadata) -> None:
+        """Iteration `metadata.iteration` of `split` is the processor's pending row `row`."""
+        step, _ = self.where()
+        number = step if split is Split.TRAIN else metadata.iteration
+        if number % self.every == 0:
+            point = (row, metadata.epoch, metadata.iteration, step, metadata.lr)
+            self.noted.setdefault(split, []).append(point)
+
+    def drained(self, split: Split, names: list[str], rows: list[float]) -> None:
+        """The pending rows of `split` were read back: `rows` holds `len(names)` per row."""
+        width = len(names)
+        for row, epoch, iteration, step, lr in self.noted.pop(split, ()):
+            values = dict(zip(names, rows[row * width : (row + 1) * width]))
+            self.log(split, epoch, iteration, step, values, lr)
+
+    def forget(self, split: Split) -> None:
+        """The pending rows of `split` were dropped (an interrupted validation)."""
+        self.noted.pop(split, None)
 
 
 class Tracking(MetricsRenderer):
@@ -42,15 +92,34 @@ class Tracking(MetricsRenderer):
         renderer: the renderer the user sees.
         trackers: the experiment loggers.
         where: the run's global step and last learning rate, read when values are logged.
+        log_every: the iteration points' cadence (see `IterationPoints`).
+        lr_metric: whether the train split has a `LearningRateMetric`: then the trackers get
+            the learning rate as that metric only, not also as `lr`.
     """
 
     def __init__(
-        self, renderer: MetricsRenderer, trackers: Sequence[ExperimentLogger], where: Where
+        self,
+        renderer: MetricsRenderer,
+        trackers: Sequence[ExperimentLogger],
+        where: Where,
+        log_every: int = DEFAULT_LOG_EVERY,
+        lr_metric: bool = False,
     ) -> None:
         self.renderer = renderer
         self.trackers = list(trackers)
         self.where = where
         self.started = False
+        self.lr_metric = lr_metric
+        self.iterations = IterationPoints(log_every, where, self._log_iteration)
+
+    @classmethod
+    def for_run(cls, renderer: MetricsRenderer, options: LearnerOptions, where: Where) -> Tracking:
+        """The tracking of a run with `options.trackers`."""
+        from burnish.train.metric.learning_rate import LearningRateMetric
+
+        train: Sequence[Metric] = options.metrics.get(Split.TRAIN, ())
+        lr_metric = any(isinstance(metric, LearningRateMetric) for metric in train)
+        return cls(renderer, options.trackers, where, options.log_every, lr_metric)
 
     # -- the run's lifecycle ---------------------------------------------------------------
 
@@ -117,23 +186,8 @@ class Tracking(MetricsRenderer):
         self.renderer.message(text)
 
     def render(self, snapshot: RenderSnapshot) -> None:
-        """Render `snapshot`, then log its numeric values to the started trackers (an iteration)."""
+        """Render `snapshot` (the trackers get iterations from `iterations`, at their cadence)."""
         self.renderer.render(snapshot)
-        if not self.started:
-            return
-        step, lr = self.where()
-        train = snapshot.split is Split.TRAIN
-        values = {name: current for name, (current, _) in snapshot.numeric.items()}
-        progress = snapshot.progress
-        for tracker in self.trackers:
-            tracker.log_iteration(
-                snapshot.split.value,
-                progress.epoch,
-                progress.iteration,
-                step,
-                values,
-                lr if train else None,
-            )
 
     def end_epoch(self, split: Split, epoch: int, values: dict[str, float]) -> None:
         """Show an epoch's values, then log them to the started trackers (with the training lr)."""
@@ -141,8 +195,28 @@ class Tracking(MetricsRenderer):
         if not self.started:
             return
         _, lr = self.where()
+        lr = self._lr(split, lr)
         for tracker in self.trackers:
-            tracker.log_epoch(split.value, epoch, values, lr if split is Split.TRAIN else None)
+            tracker.log_epoch(split.value, epoch, values, lr)
+
+    def _log_iteration(
+        self,
+        split: Split,
+        epoch: int,
+        iteration: int,
+        step: int,
+        values: dict[str, float],
+        lr: float | None,
+    ) -> None:
+        if not self.started:
+            return
+        lr = self._lr(split, lr)
+        for tracker in self.trackers:
+            tracker.log_iteration(split.value, epoch, iteration, step, values, lr)
+
+    def _lr(self, split: Split, lr: float | None) -> float | None:
+        """The `lr` the trackers get: the training rate, unless a metric already logs it."""
+        return None if split is not Split.TRAIN or self.lr_metric else lr
 
     def close(self) -> None:
         """Close the renderer; the trackers are closed by `close_trackers`."""
@@ -158,6 +232,8 @@ def run_settings(
     return {
         "num_epochs": options.num_epochs,
         "grads_accumulation": options.grads_accumulation or 1,
+        "lr_step": options.lr_step,
+        "log_every": options.log_every,
         "device": str(device),
         "world_size": context.world_size,
         "strategy": options.strategy,

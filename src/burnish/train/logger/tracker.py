@@ -7,8 +7,9 @@ An `ExperimentLogger` receives, on rank 0 only:
    the learner's hyper-parameters and, when the run resumes from a checkpoint, the position it
    resumes at (`ResumePosition`). A tracker drops (or skips) every point logged after that
    position by the interrupted run, so the resumed run's points are neither duplicated nor lost.
-2. `log_iteration(...)` now and then (throttled by the learner, never every iteration), with the
-   batch values of the split's numeric metrics. Trackers that only want epochs ignore it.
+2. `log_iteration(...)` at a fixed cadence (`LearnerBuilder.log_every(k)`, default 50 global
+   steps), with the batch values of the split's numeric metrics. Trackers that only want epochs
+   ignore it.
 3. `log_epoch(...)` at the end of each epoch of each split, with the epoch values.
 4. `flush()` before each checkpoint is committed: what was logged so far must survive a crash
    from then on.
@@ -150,7 +151,7 @@ class ExperimentLogger(ABC):
         values: Mapping[str, float],
         lr: float | None = None,
     ) -> None:
-        """Record the batch values of one iteration (called now and then, not every iteration).
+        """Record the batch values of one iteration (every `log_every` iterations).
 
         Args:
             split: `"train"` or `"valid"`.
