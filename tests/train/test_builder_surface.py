@@ -14,7 +14,11 @@ import burnish as bn
 from burnish.optim import AdamConfig
 from burnish.train import LearnerBuilder
 from burnish.train.interrupter import Interrupter
-from burnish.train.logger import FileApplicationLoggerInstaller, InMemoryMetricLogger
+from burnish.train.logger import (
+    FileApplicationLoggerInstaller,
+    FileMetricLogger,
+    InMemoryMetricLogger,
+)
 from burnish.train.metric import LossMetric
 from burnish.train.metric.base import Metric, MetricEntry
 from burnish.train.metric.store import Aggregate, MetricStore
@@ -141,11 +145,14 @@ def test_text_metrics_are_shown_and_logged_but_read_by_no_numeric_consumer(tmp_p
         ("train", {"Loss"}),
         ("valid", {"Loss"}),
     ]
-    # As in Burn, the text metric's entries are logged, one line each, beside the numeric ones.
+    # As in Burn, the text metric's entries are logged, one line each, beside the numeric ones;
+    # the epoch's aggregates hold the numeric metrics only.
     for split, lines in (("train", ["64 items", "128 items"]), ("valid", ["64 items"])):
         directory = tmp_path / split / "epoch-1"
-        assert sorted(p.name for p in directory.iterdir()) == ["Items_Seen.log", "Loss.log"]
+        names = sorted(p.name for p in directory.iterdir())
+        assert names == ["Items_Seen.log", "Loss.log", "aggregates.json"]
         assert (directory / "Items_Seen.log").read_text().splitlines() == lines
+        assert list(FileMetricLogger(tmp_path / split).read_aggregates(1) or {}) == ["Loss"]
     # Numeric readers refuse it by name, and the summary leaves it out.
     store = MetricStore.from_dir(tmp_path)
     with pytest.raises(ValueError, match="not a numeric entry"):

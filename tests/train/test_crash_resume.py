@@ -42,11 +42,15 @@ def run(artifact_dir: Path, out: Path, *flags: str, kill_after: float | None = N
 
 
 def logs(artifact_dir: Path) -> dict[str, bytes]:
-    return {
+    """Every metric log and every epoch's aggregates (the epoch values) of both splits."""
+    found = {
         str(path.relative_to(artifact_dir)): path.read_bytes()
         for split in ("train", "valid")
-        for path in sorted((artifact_dir / split).rglob("*.log"))
+        for pattern in ("*.log", "aggregates.json")
+        for path in sorted((artifact_dir / split).rglob(pattern))
     }
+    assert sum(name.endswith("aggregates.json") for name in found) == 4  # 2 epochs x 2 splits
+    return found
 
 
 def assert_same_run(reference_dir: Path, reference: Path, resumed_dir: Path, resumed: Path):
