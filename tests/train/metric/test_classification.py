@@ -159,3 +159,18 @@ def test_invalid_settings_are_explained() -> None:
         PrecisionMetric().update(ConfusionStatsInput(torch.zeros(3, 2), BINARY.targets), None)
     with pytest.raises(ValueError, match="top_k=4 exceeds the number of classes"):
         PrecisionMetric.multiclass(4).update(MULTICLASS, metadata())
+
+
+def test_top_1_breaks_ties_as_argmax_does() -> None:
+    """On tied logits top-1 precision was 0 (topk picked a later class) while accuracy was 100."""
+    scores = torch.zeros(4, 40)
+    targets = torch.nn.functional.one_hot(torch.zeros(4, dtype=torch.long), 40).bool()
+    data = ConfusionStatsInput(scores, targets)
+    for metric in (
+        PrecisionMetric.multiclass(1, "micro"),
+        RecallMetric.multiclass(1, "macro"),
+        FBetaScoreMetric.multiclass(2.0, 1, "weighted"),
+    ):
+        assert _value(metric, data) == 100.0, metric.name
+    # top-2 of all-tied rows: classes 0 and 1
+    assert _value(PrecisionMetric.multiclass(2, "micro"), data) == 50.0
