@@ -12,45 +12,23 @@ from __future__ import annotations
 import math
 
 import pytest
-import torch
 
-import burnish as bn
 from burnish.optim import SgdConfig
-from burnish.train import LearnerBuilder, LearnerSummary, TrainOutput
+from burnish.train import LearnerBuilder, LearnerSummary
 from burnish.train.metric.store import Aggregate, MetricStore
-from burnish.train.renderer import NullRenderer
 from burnish.train.split import Split
 
 from tests.train.metric import reference
-from tests.train.metric.replay import METRICS, MetricCase, Replay, close, epoch
+from tests.train.metric.replay import (
+    METRICS,
+    EpochValues,
+    MetricCase,
+    Replayer,
+    close,
+    epoch,
+)
 
 SCENARIOS = ("random", "ties", "padding", "one-class")
-
-
-class Replayer(torch.nn.Module):
-    """Trains nothing; validation returns the replayed outputs as its own."""
-
-    def __init__(self, task: str) -> None:
-        super().__init__()
-        self.weight = torch.nn.Parameter(torch.zeros(1))
-        self.task = task
-
-    def train_step(self, batch) -> TrainOutput:
-        return TrainOutput(self, bn.backward((self.weight * 0.0).sum()), None)
-
-    def valid_step(self, batch: Replay) -> Replay:
-        return batch.as_task(self.task)
-
-
-class EpochValues(NullRenderer):
-    """Keeps the values the learner hands the renderer at each split's end."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, float] = {}
-
-    def end_epoch(self, split, epoch: int, values: dict[str, float]) -> None:
-        if split == Split.VALID:
-            self.values.update(values)
 
 
 def _groups() -> list[tuple[str, list[MetricCase]]]:
