@@ -22,9 +22,12 @@ def test_summary_prints_the_learner_summary_of_a_run(run_dir, module):
 
 
 def test_summary_of_an_interrupted_run(run_dir, tmp_path):
-    """Killed mid-epoch 3: no valid logs for it, a train log cut in the middle of a line."""
+    """Killed mid-epoch 3: no valid logs for it, a train log cut in the middle of a line, and
+    no aggregates for train epoch 3 (they are written when an epoch ends): its value is the
+    count-weighted mean of the complete lines."""
     run = shutil.copytree(run_dir, tmp_path / "run")
     shutil.rmtree(run / "valid" / "epoch-3")
+    (run / "train" / "epoch-3" / "aggregates.json").unlink()
     log = run / "train" / "epoch-3" / "Loss.log"
     lines = log.read_text().splitlines(keepends=True)
     log.write_text(lines[0] + lines[1] + lines[2][:5])  # the third write was cut short

@@ -106,6 +106,9 @@ def test_composed(reduction, expected):
 
 def test_composed_of_nothing_is_burns_identity():
     assert ComposedLrSchedulerConfig().init().step() == 1.0
+    for reduction in (SchedulerReduction.Avg, SchedulerReduction.Sum):  # 0.0, a float
+        lr = ComposedLrSchedulerConfig([], reduction).init().step()
+        assert lr == 0.0 and type(lr) is float
 
 
 def test_sequential_next_scheduler_starts_fresh_at_milestone():

@@ -131,8 +131,9 @@ def _classification_ops(tmp_path, metrics) -> collections.Counter[str]:
 def test_the_device_ops_of_loss_and_accuracy_metrics_are_few_and_counted(tmp_path):
     """2 epochs of 16 iterations, with and without a loss and an accuracy metric: per
     iteration the loss adds one fused accumulation, the accuracy its own five operations and
-    one; the first update of an epoch converts (2 metrics x 2 epochs); one `stack` per drain
-    reads every pending value back."""
+    one; the first update of an epoch converts (2 metrics x 2 epochs); at each epoch's end
+    every metric's `value()` divides its totals, and one `stack` reads that and every pending
+    value back."""
     bare = _classification_ops(tmp_path / "bare", [])
     counts = _classification_ops(tmp_path / "metrics", [LossMetric(), AccuracyMetric()])
     counts.subtract(bare)
@@ -145,4 +146,5 @@ def test_the_device_ops_of_loss_and_accuracy_metrics_are_few_and_counted(tmp_pat
         "aten.mean.default": iterations,
         "aten.mul.Tensor": iterations + first_updates,
         "aten.stack.default": 2,  # the drain at each epoch's end
+        "aten.div.Tensor": 2 * 2,  # the epoch values: sum / count per metric and epoch
     }

@@ -50,7 +50,7 @@ class ComposedLrSchedulerConfig:
 
     `lr_i = reduce(s.step() for s in schedulers)` with `reduction` Prod (default:
     the product), Sum, or Avg (the sum divided by the number of schedules). With no
-    schedule: Prod gives 1.0, Sum and Avg 0.0, as Burn.
+    schedule: Prod gives 1.0, Sum and Avg 0.0 (floats), as Burn.
 
     Example:
         >>> config = (ComposedLrSchedulerConfig()
@@ -106,7 +106,7 @@ class ComposedLrScheduler(LrScheduler):
                 result *= rate
             return result
         if self.reduction is SchedulerReduction.Avg:
-            return sum(rate / len(rates) for rate in rates)
+            return float(sum(rate / len(rates) for rate in rates))  # 0.0, not 0, when empty
         return float(sum(rates))
 
     def to_record(self) -> dict[str, Any]:

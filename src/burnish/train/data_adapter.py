@@ -17,9 +17,21 @@ import torch
 
 from burnish.data.dataloader import DataLoader, Progress
 
-__all__ = ["BurnishDataAdapter", "DataAdapter", "IterableDataAdapter", "data_adapter"]
+__all__ = ["NO_BATCH", "BurnishDataAdapter", "DataAdapter", "IterableDataAdapter", "data_adapter"]
 
 log = logging.getLogger("burnish.train")
+
+
+class _NoBatch:
+    """The type of `NO_BATCH`."""
+
+    def __repr__(self) -> str:
+        return "NO_BATCH"
+
+
+NO_BATCH: Any = _NoBatch()
+"""Yielded by an unpadded shard (validation) whose rank has no batch left while rank 0 has:
+the loop runs as many iterations on every rank, so their collectives stay in step."""
 
 
 class DataAdapter(ABC):
@@ -44,8 +56,13 @@ class DataAdapter(ABC):
         """An adapter whose batches are on `device`."""
 
     @abstractmethod
-    def shard(self, rank: int, world_size: int) -> DataAdapter:
-        """An adapter over this rank's share of every epoch."""
+    def shard(self, rank: int, world_size: int, pad: bool = True) -> DataAdapter:
+        """An adapter over this rank's share of every epoch.
+
+        With `pad` (training) every rank gets as many items, some repeated; without (validation)
+        each item is seen once, and a rank whose share has ended yields `NO_BATCH` until the
+        others end, so every rank runs the same number of iterations.
+        """
 
     @abstractmethod
     def to_record(self) -> dict[str, Any] | None:
@@ -66,17 +83,19 @@ class DataAdapter(ABC):
 class BurnishDataAdapter(DataAdapter):
     """burnish's `DataLoader`: exact mid-epoch resume, device moves and sharding."""
 
-    def __init__(self, loader: DataLoader[Any]) -> None:
+    def __init__(self, loader: DataLoader[Any], iterations: int | None = None) -> None:
         super().__init__()
         self.loader = loader
+        self.iterations = iterations  # an unpadded shard's iterations per epoch (rank 0's)
 
     def to_device(self, device: torch.device) -> DataAdapter:
         """An adapter over the loader with its batches moved to `device`."""
-        return BurnishDataAdapter(self.loader.to_device(device))
+        return BurnishDataAdapter(self.loader.to_device(device), self.iterations)
 
-    def shard(self, rank: int, world_size: int) -> DataAdapter:
+    def shard(self, rank: int, world_size: int, pad: bool = True) -> DataAdapter:
         """An adapter over the loader's share `rank` of `world_size` of every epoch."""
-        return BurnishDataAdapter(self.loader.shard(rank, world_size))
+        shard = self.loader.shard(rank, world_size, pad=pad)
+        return BurnishDataAdapter(shard, None if pad else shard.max_batches())
 
     def to_record(self) -> dict[str, Any] | None:
         """The loader's position (epoch, seed, settings) for a checkpoint."""
@@ -87,7 +106,13 @@ class BurnishDataAdapter(DataAdapter):
         self.loader.load_record(record)
 
     def _iterate(self, skip: int) -> Iterator[Any]:
-        return self.loader.iter(skip=skip)
+        own = len(self.loader)
+        batches = self.loader.iter(skip=min(skip, own))
+        if self.iterations is None:
+            return batches
+        return itertools.chain(
+            batches, itertools.repeat(NO_BATCH, self.iterations - max(skip, own))
+        )
 
     def _epoch_sizes(self) -> tuple[int, int]:
         return self.loader.num_items(), self.loader.batch_size
@@ -108,7 +133,7 @@ class IterableDataAdapter(DataAdapter):
         """This adapter: the batches stay where the loader puts them."""
         return self
 
-    def shard(self, rank: int, world_size: int) -> DataAdapter:
+    def shard(self, rank: int, world_size: int, pad: bool = True) -> DataAdapter:
         """This adapter, unsharded (a warning says that every rank reads all of it)."""
         log.warning(
             "%s has no `shard`: every rank iterates it as it is. Give it a "

@@ -9,10 +9,14 @@ per iteration.
 Under `torch.distributed` (a `reduce` function is given) every rank drains at the same
 iterations — every `sync_every` iterations and at the end of each epoch — and the entries are
 summed over the ranks in one all-reduce, so every rank logs the values one process would have
-computed over all ranks' items.
+computed over all ranks' items. A rank whose (uneven) validation shard has run out gets
+`NO_BATCH` and adds zero-weight entries, so the ranks stay in step.
 
-The epoch value of a metric is the count-weighted mean of its logged entries — exactly what
-`LearnerSummary`, checkpoint strategies and early stopping read back from the logs.
+The epoch value of a metric is its own: `value()` at the epoch's end, read back in one
+transfer (see epoch_value.py for several ranks). It goes to the renderer (and trackers) and,
+with the statistics of the logged entries, to the logger's epoch aggregates
+(`MetricLogger.log_aggregates`), which `LearnerSummary`, checkpoint strategies and early
+stopping read back.
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ from typing import Any, cast
 
 import torch
 
+from burnish.train.data_adapter import NO_BATCH
+from burnish.train.epoch_value import epoch_totals, numeric_state, value_from_totals
 from burnish.train.logger.base import MetricLogger
+from burnish.train.logger.epoch_aggregates import EntryStats
 from burnish.train.metric.base import Metric, MetricEntry, MetricMetadata, Numeric, NumericEntry
 from burnish.train.renderer.base import MetricsRenderer, RenderSnapshot, TrainingProgress
 from burnish.train.split import Split
@@ -44,14 +51,26 @@ class SplitMetrics:
     logger: MetricLogger
     pending: list[list[NumericEntry]] = dataclasses.field(default_factory=list)
     text: dict[str, str] = dataclasses.field(default_factory=dict)
-    # Per numeric metric, the epoch's sum of value * count and of count over logged entries.
-    totals: list[list[float]] = dataclasses.field(default_factory=list)
+    # Per numeric metric: statistics of the epoch's logged entries (all ranks), and the items
+    # this rank gave it (the weight of its `value()` under ranks, without a metric state).
+    logged: list[EntryStats] = dataclasses.field(default_factory=list)
+    items: list[int] = dataclasses.field(default_factory=list)
+    # Under ranks: the metric states summed over the ranks at the last `flush` (for records).
+    global_totals: dict[str, list[float]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         numeric = [m for m in self.metrics if isinstance(m, Numeric)]
         self.numeric: list[Numeric] = [m for m in numeric if not m.computed_per_epoch]
         self.per_epoch: list[Numeric] = [m for m in numeric if m.computed_per_epoch]
-        self.totals = [[0.0, 0.0] for _ in self.numeric]
+        self.forget_epoch()
+
+    def forget_epoch(self) -> None:
+        """Reset what the processor keeps about the epoch (not the metrics themselves)."""
+        self.pending.clear()
+        self.text.clear()
+        self.logged = [EntryStats() for _ in self.numeric]
+        self.items = [0 for _ in self.numeric]
+        self.global_totals = {}
 
 
 class MetricsProcessor:
@@ -62,6 +81,8 @@ class MetricsProcessor:
         renderer: the dashboard.
         reduce: sums a tensor over the ranks in place (distributed runs), or None.
         sync_every: with `reduce`, drain every this many iterations (all ranks alike).
+        rank: this process's rank (with `reduce`): after a resume, rank 0 holds the metric
+            states of all ranks and the others start from zero.
     """
 
     def __init__(
@@ -70,27 +91,27 @@ class MetricsProcessor:
         renderer: MetricsRenderer,
         reduce: Reduce | None = None,
         sync_every: int = 16,
+        rank: int = 0,
     ) -> None:
         self.splits = {s.split: s for s in splits}
         self.renderer = renderer
         self.reduce = reduce
         self.sync_every = sync_every
+        self.rank = rank
 
     def process(
         self, split: Split, item: Any, metadata: MetricMetadata, progress: TrainingProgress
     ) -> None:
-        """Update every metric of `split` with one step's output `item`."""
+        """Update every metric of `split` with one step's output `item`.
+
+        `item` is `NO_BATCH` when this rank's validation shard has no batch at this iteration:
+        no metric is updated and the rank adds zero-weight entries to the collective drains.
+        """
         state = self.splits[split]
-        row: list[NumericEntry] = []
-        for metric in state.metrics:
-            entry = metric.update(item, metadata)
-            if isinstance(metric, Numeric):
-                if not metric.computed_per_epoch:
-                    row.append(cast(NumericEntry, entry))
-            elif entry is not None:  # a text metric: shown, and logged as Burn logs it
-                text = cast(MetricEntry, entry)
-                state.text[metric.name] = text.formatted
-                state.logger.log(metric.name, metadata.epoch, [text])
+        if item is NO_BATCH:
+            row = [NumericEntry(0.0, 0) for _ in state.numeric]
+        else:
+            row = self._update(state, item, metadata)
         state.pending.append(row)
         if self.reduce is None:
             render = self.renderer.due()
@@ -101,56 +122,134 @@ class MetricsProcessor:
         if drain:
             self._drain(state, metadata.epoch, progress if render else None)
 
+    def _update(
+        self, state: SplitMetrics, item: Any, metadata: MetricMetadata
+    ) -> list[NumericEntry]:
+        """Update the metrics with `item`; log text entries; return the numeric entries."""
+        row: list[NumericEntry] = []
+        for metric in state.metrics:
+            entry = metric.update(item, metadata)
+            if isinstance(metric, Numeric):
+                if not metric.computed_per_epoch:
+                    row.append(cast(NumericEntry, entry))
+            elif entry is not None:  # a text metric: shown, and logged as Burn logs it
+                text = cast(MetricEntry, entry)
+                state.text[metric.name] = text.formatted
+                state.logger.log(metric.name, metadata.epoch, [text])
+        return row
+
     def end_epoch(self, split: Split, epoch: int) -> dict[str, float]:
         """Write the epoch's remaining entries, close its logs, clear the metrics.
 
+        The epoch values also go to the renderer and, with the statistics of the logged
+        entries, to the logger's aggregates of `epoch` (after its `end_epoch`).
+
         Returns:
-            The epoch value of each numeric metric: the count-weighted mean of its entries.
+            The epoch value of each numeric metric: its `value()` at the epoch's end (over all
+            ranks), or the one entry of a metric `computed_per_epoch`.
         """
         state = self.splits[split]
-        self._drain(state, epoch, None)
-        values = {m.name: _mean(total) for m, total in zip(state.numeric, state.totals)}
-        values.update(self._per_epoch_values(state, epoch))
-        values = {m.name: values[m.name] for m in state.metrics if m.name in values}
+        parts = self._epoch_parts(state)
+        host = self._drain(state, epoch, None, parts)  # one read-back: last entries and values
+        values = dict(zip([m.name for m in state.numeric], self._epoch_values(state, host)))
+        aggregates = {
+            m.name: stats.aggregate(values[m.name]) for m, stats in zip(state.numeric, state.logged)
+        }
+        for name, value in self._per_epoch_values(state, epoch).items():
+            values[name] = value
+            aggregates[name] = EntryStats.of([(value, 1)]).aggregate(value)
+        order = [m.name for m in state.metrics if m.name in values]
+        values = {name: values[name] for name in order}
         state.logger.end_epoch(epoch)
+        state.logger.log_aggregates(epoch, {name: aggregates[name] for name in order})
         self.renderer.end_epoch(split, epoch, values)
         self.clear(split)
         return values
 
     def clear(self, split: Split) -> None:
-        """Forget the split's epoch: metrics, pending entries and totals."""
+        """Forget the split's epoch: metrics, pending entries and entry statistics."""
         state = self.splits[split]
         for metric in state.metrics:
             metric.clear()
-        state.pending.clear()
-        state.text.clear()
-        state.totals = [[0.0, 0.0] for _ in state.numeric]
+        state.forget_epoch()
 
     def flush(self, epoch: int) -> None:
-        """Write every pending entry and flush the loggers (before a checkpoint)."""
+        """Write every pending entry and flush the loggers (before a checkpoint).
+
+        Under ranks (a collective) the metric states are also summed over the ranks, for
+        `to_record`: a resumed run must continue the epoch value of all ranks.
+        """
         for state in self.splits.values():
             self._drain(state, epoch, None)
             state.logger.flush()
+            if self.reduce is not None:
+                state.global_totals = self._global_totals(state)
 
     def to_record(self) -> dict[str, Any]:
         """The metrics' mid-epoch state; call `flush` first."""
         return {
             split.value: {
                 "metrics": {m.name: m.to_record() for m in state.metrics},
-                "totals": [list(total) for total in state.totals],
+                "logged": {m.name: s.to_record() for m, s in zip(state.numeric, state.logged)},
+                "global_totals": dict(state.global_totals),
             }
             for split, state in self.splits.items()
         }
 
     def load_record(self, record: dict[str, Any]) -> None:
-        """Continue from a `to_record()` of the same metrics (matched by name)."""
+        """Continue from a `to_record()` of the same metrics (matched by name).
+
+        Under ranks the record is rank 0's: rank 0 takes the states summed over all ranks,
+        the other ranks start their states from zero, so their sum continues exactly.
+        """
         for split, state in self.splits.items():
             saved = record.get(split.value, {})
             for metric in state.metrics:
                 if metric.name in saved.get("metrics", {}):
                     metric.load_record(saved["metrics"][metric.name])
-            if len(saved.get("totals", [])) == len(state.numeric):
-                state.totals = [[float(a), float(b)] for a, b in saved["totals"]]
+            state.logged = _logged_from_record(state.numeric, saved)
+            totals = saved.get("global_totals", {})
+            for metric in state.numeric if self.reduce is not None else []:
+                own = numeric_state(metric)
+                if own is not None and metric.name in totals:
+                    total, count = totals[metric.name] if self.rank == 0 else (0.0, 0.0)
+                    own.load_record({"sum": total, "count": count}, metric.name)
+
+    def _epoch_parts(self, state: SplitMetrics) -> list[Any]:
+        """What to read back for the epoch values (device values, no sync): each metric's
+        `value()`; under ranks, its `epoch_totals` (see epoch_value.py)."""
+        if self.reduce is None:
+            return [metric.value() for metric in state.numeric]
+        items = list(state.items)
+        for row in state.pending:  # not drained yet
+            for j, entry in enumerate(row):
+                items[j] += entry.count
+        return [part for m, n in zip(state.numeric, items) for part in epoch_totals(m, n)]
+
+    def _epoch_values(self, state: SplitMetrics, host: list[float]) -> list[float]:
+        """The epoch values from the read-back `_epoch_parts`; under ranks, the totals of all
+        ranks are summed in one all-reduce first."""
+        if self.reduce is None:
+            return host
+        totals = self._reduce_totals(host)
+        return [
+            value_from_totals(m, total, count) for m, (total, count) in zip(state.numeric, totals)
+        ]
+
+    def _reduce_totals(self, host: list[float]) -> list[tuple[float, float]]:
+        """`[sum, count, sum, count, ...]` summed over the ranks (one all-reduce)."""
+        assert self.reduce is not None
+        table = self.reduce(torch.tensor(host, dtype=torch.float64).reshape(-1, 2))
+        return [(total, count) for total, count in table.tolist()]
+
+    def _global_totals(self, state: SplitMetrics) -> dict[str, list[float]]:
+        """The metric states summed over the ranks, by name (metrics with a state only)."""
+        totals = self._reduce_totals(_to_host(self._epoch_parts(state)))
+        return {
+            m.name: list(total)
+            for m, total in zip(state.numeric, totals)
+            if numeric_state(m) is not None
+        }
 
     def _per_epoch_values(self, state: SplitMetrics, epoch: int) -> dict[str, float]:
         """Compute, log and return the metrics computed once per epoch (a collective)."""
@@ -166,35 +265,45 @@ class MetricsProcessor:
             values[metric.name] = value
         return values
 
-    def _drain(self, state: SplitMetrics, epoch: int, progress: TrainingProgress | None) -> None:
+    def _drain(
+        self,
+        state: SplitMetrics,
+        epoch: int,
+        progress: TrainingProgress | None,
+        extra: Sequence[Any] = (),
+    ) -> list[float]:
+        """Read the pending entries back (with `extra` values, returned as host floats in the
+        same transfer), log them, and render them when `progress` is given."""
         numeric = state.numeric
-        if not state.pending and progress is None:  # pending is the same length on every rank
-            return
+        if not state.pending and progress is None and not extra:  # same on every rank
+            return []
         values = [entry.value for row in state.pending for entry in row]
         shown = numeric + state.per_epoch
         running = [m.value() for m in shown] if progress is not None else []
-        host = _to_host(values + running)
+        host = _to_host(values + running + list(extra))
         counts = [entry.count for row in state.pending for entry in row]
-        rows, counts = self._reduced(host[: len(values)], counts)
         width = len(numeric)
+        for i, count in enumerate(counts):
+            state.items[i % width] += count  # this rank's items, before the reduction
+        rows, counts = self._reduced(host[: len(values)], counts)
         for j, metric in enumerate(numeric):
             entries = [
                 NumericEntry(rows[i * width + j], counts[i * width + j])
                 for i in range(len(state.pending))
             ]
-            for i in range(len(state.pending)):
-                state.totals[j][0] += rows[i * width + j] * counts[i * width + j]
-                state.totals[j][1] += counts[i * width + j]
+            for entry in entries:
+                state.logged[j].add(cast(float, entry.value), entry.count)
             if entries:
                 state.logger.log(metric.name, epoch, entries)
         if progress is not None:
             current = rows[-width:] if rows else [float("nan")] * width
-            running_host = host[len(values) :]
+            running_host = host[len(values) : len(values) + len(running)]
             view = {m.name: (current[j], running_host[j]) for j, m in enumerate(numeric)}
             for j, metric in enumerate(state.per_epoch, len(numeric)):  # no batch value
                 view[metric.name] = (running_host[j], running_host[j])
             self.renderer.render(RenderSnapshot(state.split, progress, view, dict(state.text)))
         state.pending.clear()
+        return host[len(values) + len(running) :]
 
     def _reduced(self, values: list[float], counts: list[int]) -> tuple[list[float], list[int]]:
         """Entries summed over the ranks: value = sum(value * count) / sum(count)."""
@@ -210,8 +319,19 @@ class MetricsProcessor:
         ]
 
 
-def _mean(total: list[float]) -> float:
-    return total[0] / total[1] if total[1] else float("nan")
+def _logged_from_record(numeric: list[Numeric], saved: dict[str, Any]) -> list[EntryStats]:
+    """The entry statistics of a record; a record from before them has `totals` (the weighted
+    sum and count of each metric's entries: their min and max are then those after resume)."""
+    logged = saved.get("logged")
+    if isinstance(logged, dict):
+        return [
+            EntryStats.from_record(logged[m.name]) if m.name in logged else EntryStats()
+            for m in numeric
+        ]
+    totals = saved.get("totals", [])
+    if len(totals) == len(numeric):
+        return [EntryStats(float(total), int(count)) for total, count in totals]
+    return [EntryStats() for _ in numeric]
 
 
 def _to_host(values: list[Any]) -> list[float]:

@@ -27,7 +27,7 @@ from burnish.train.compile import (
     compiled_forward,
     tracing_autograd,
 )
-from burnish.train.data_adapter import DataAdapter, data_adapter
+from burnish.train.data_adapter import NO_BATCH, DataAdapter, data_adapter
 from burnish.train.distributed import DistributedContext
 from burnish.train.fsdp import shard_model
 from burnish.train.grad_sync import GradientSync
@@ -75,6 +75,7 @@ class Run:
             [SplitMetrics(s, list(options.metrics[s]), loggers[s]) for s in TRAINING_SPLITS],
             self.renderer,
             reduce=context.reducer(),
+            rank=context.rank,
         )
         self.store = MetricStore(loggers)
         self.precision = _mixed_precision(options.mixed_precision, model)
@@ -82,7 +83,7 @@ class Run:
             model=model,
             optim=learner.optim,
             lr_scheduler=learner.lr_scheduler,
-            loaders={split: self._adapter(loader) for split, loader in loaders.items()},
+            loaders={split: self._adapter(loader, split) for split, loader in loaders.items()},
             processor=self.processor,
             accumulation=Accumulation(options.grads_accumulation),
             early_stopping=options.early_stopping,
@@ -232,7 +233,7 @@ class Run:
         precision = self.precision.valid() if self.precision else contextlib.nullcontext()
         with torch.no_grad(), precision:
             for iteration, batch in enumerate(loader.iterate(), 1):
-                item = model.valid_step(batch)
+                item = NO_BATCH if batch is NO_BATCH else model.valid_step(batch)
                 self.processor.process(Split.VALID, item, *self._metadata(loader, iteration))
                 if self._stop_requested(iteration):  # forget it: redone in full on resume
                     self.processor.clear(Split.VALID)
@@ -310,12 +311,13 @@ class Run:
         }
         return dict(loggers), options.renderer or default_renderer()
 
-    def _adapter(self, loader: Any) -> DataAdapter:
+    def _adapter(self, loader: Any, split: Split) -> DataAdapter:
         adapter = data_adapter(loader)
         if self.context.device is not None:
             adapter = adapter.to_device(self.context.device)
-        if self.context.enabled:
-            adapter = adapter.shard(self.context.rank, self.context.world_size)
+        if self.context.enabled:  # validation counts each item once: no padding
+            pad = split is Split.TRAIN
+            adapter = adapter.shard(self.context.rank, self.context.world_size, pad=pad)
         return adapter
 
     @contextlib.contextmanager

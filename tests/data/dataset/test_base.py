@@ -35,6 +35,13 @@ def test_getitem_is_pythonic():
         dataset[1:2]
 
 
+def test_getitem_in_range_returns_a_none_item():
+    dataset = InMemDataset([None, 1])
+    assert dataset[0] is None and dataset[-2] is None and dataset[1] == 1
+    with pytest.raises(IndexError, match=r"index 2 for a dataset of 2 items"):
+        dataset[2]
+
+
 def test_len_iter_and_burn_spellings():
     dataset = Squares(3)
     assert len(dataset) == dataset.len() == 3

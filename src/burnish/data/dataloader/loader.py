@@ -139,12 +139,21 @@ class DataLoader(Generic[O]):
             raise ValueError("Slice the loader before sharding it, not a shard.")
         return self._copy(PartialDataset(self._dataset, start, end), self._device)
 
-    def shard(self, rank: int, world_size: int) -> DataLoader[O]:
+    def shard(self, rank: int, world_size: int, pad: bool = True) -> DataLoader[O]:
         """This rank's share of every epoch, for `torch.distributed` training.
 
-        Rank `rank` takes every `world_size`-th item of the epoch's (seeded) order, padded by
-        repeating the first items so all ranks have the same number of batches; the batches of
-        all ranks together equal one process's batches of `batch_size * world_size`.
+        Rank `rank` takes every `world_size`-th item of the epoch's (seeded) order. With `pad`
+        (for training) the order is padded by repeating its first items so all ranks have the
+        same number of items and batches; the batches of all ranks together equal one
+        process's batches of `batch_size * world_size`, except the last, which repeats
+        `-num_items % world_size` items. Without `pad` (for validation and evaluation: every
+        item counted once) the shards differ by at most one item, and a rank may have one
+        batch fewer than rank 0 (`max_batches()`).
+
+        Args:
+            rank: this process's rank in `[0, world_size)`.
+            world_size: the number of processes.
+            pad: repeat items so every rank has as many (see above).
 
         Raises:
             ValueError: if not `0 <= rank < world_size`, or the loader is already sharded.
@@ -158,9 +167,13 @@ class DataLoader(Generic[O]):
             raise ValueError(f"This loader is already a shard: {self!r}. Shard the original.")
         loader = self._copy(self._dataset, self._device)
         loader._sampler = BatchSampler(
-            self.num_items(), self.batch_size, self.seed, rank, world_size
+            self.num_items(), self.batch_size, self.seed, rank, world_size, pad
         )
         return loader
+
+    def max_batches(self) -> int:
+        """The batches per epoch of the shard with the most (rank 0's; `len(self)` unsharded)."""
+        return self._sampler.max_batches
 
     @property
     def rank(self) -> int:
@@ -214,14 +227,20 @@ class DataLoader(Generic[O]):
         For a mid-epoch checkpoint take the record *before* calling `iter()` for the epoch (or
         set `record["epoch"]` to the running iterator's `epoch`), then resume with
         `load_record(record)` and `iter(skip=batches_done)`.
+
+        `num_items` is the items of the largest shard (all of them unsharded), the same on
+        every rank; an unpadded shard also records `"pad": False`.
         """
-        return {
+        record = {
             "epoch": self._epoch,
             "seed": self.seed,
-            "num_items": self.num_items(),
+            "num_items": -(-self._sampler.num_items // self.world_size),
             "batch_size": self.batch_size,
             "world_size": self.world_size,
         }
+        if not self._sampler.pad:
+            record["pad"] = False
+        return record
 
     def load_record(self, record: dict[str, Any]) -> DataLoader[O]:
         """Restore the epoch counter from `to_record()`; returns the loader.
@@ -270,7 +289,12 @@ class DataLoader(Generic[O]):
         sampler = self._sampler
         if sampler.world_size != 1:
             loader._sampler = BatchSampler(
-                len(dataset), sampler.batch_size, sampler.seed, sampler.rank, sampler.world_size
+                len(dataset),
+                sampler.batch_size,
+                sampler.seed,
+                sampler.rank,
+                sampler.world_size,
+                sampler.pad,
             )
         return loader
 

@@ -1,8 +1,8 @@
 """The loader's item order: a pure function of (seed, epoch, indices).
 
-Exact resume and future sharding rest on this: the order of epoch `n` never depends on how many
+Exact resume and sharding rest on this: the order of epoch `n` never depends on how many
 epochs were run before in this process, so a restarted run rebuilds it from the record alone,
-and a distributed sampler can take `order(epoch)[rank::world_size]` of the same order.
+and rank `r` of a sharded loader takes `order(epoch)[r::world_size]` of the same order.
 """
 
 from __future__ import annotations
@@ -32,9 +32,13 @@ class BatchSampler:
     """Splits an epoch's order into batches of `batch_size` indices; the last may be shorter.
 
     Sharded for `torch.distributed` (`world_size > 1`), rank `r` takes `order[r::world_size]` of
-    the epoch's order, padded by repeating its first items to a multiple of `world_size` (as
-    torch's `DistributedSampler`) so every rank has the same number of batches. Batch `i` of all
-    ranks together is then exactly batch `i` of one process with `batch_size * world_size`.
+    the epoch's order. With `pad` (training) the order is first padded by repeating its first
+    items to a multiple of `world_size` (as torch's `DistributedSampler`), so every rank has as
+    many items, and batch `i` of all ranks together is batch `i` of one process with
+    `batch_size * world_size` — except the last one, which holds the padding: a few items
+    twice. Without `pad` (validation, evaluation) every item is visited once: the first
+    `num_items % world_size` ranks have one item more, so the last global batch is exactly one
+    process's and a rank may have one batch fewer than rank 0.
 
     Args:
         num_items: the number of items in the dataset.
@@ -42,21 +46,38 @@ class BatchSampler:
         seed: shuffle seed, or `None` to keep the dataset order.
         rank: this process's rank in `[0, world_size)`.
         world_size: the number of processes sharing the epoch.
+        pad: repeat items so every rank has as many (see above).
     """
 
     def __init__(
-        self, num_items: int, batch_size: int, seed: int | None, rank: int = 0, world_size: int = 1
+        self,
+        num_items: int,
+        batch_size: int,
+        seed: int | None,
+        rank: int = 0,
+        world_size: int = 1,
+        pad: bool = True,
     ) -> None:
         self.num_items = num_items
         self.batch_size = batch_size
         self.seed = seed
         self.rank = rank
         self.world_size = world_size
+        self.pad = pad
 
     @property
     def items_per_epoch(self) -> int:
         """Items this rank visits per epoch (padding included)."""
-        return -(-self.num_items // self.world_size)
+        if self.pad:
+            return -(-self.num_items // self.world_size)
+        return max(0, -(-(self.num_items - self.rank) // self.world_size))
+
+    @property
+    def max_batches(self) -> int:
+        """The batches per epoch of the rank with the most (rank 0): every rank's count of
+        iterations when ranks must stay in step."""
+        most = -(-self.num_items // self.world_size)
+        return -(-most // self.batch_size)
 
     def __len__(self) -> int:
         """The number of batches per epoch."""
@@ -67,7 +88,7 @@ class BatchSampler:
         order = epoch_order(np.arange(self.num_items, dtype=np.int64), self.seed, epoch)
         if self.world_size == 1:
             return order
-        padding = self.items_per_epoch * self.world_size - len(order)
+        padding = self.items_per_epoch * self.world_size - len(order) if self.pad else 0
         if padding:
             order = np.concatenate([order, np.resize(order, padding)])
         return order[self.rank :: self.world_size]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 import numpy as np
 
@@ -82,12 +82,12 @@ class Dataset(ABC, Generic[I]):
         size = len(self)
         if position < 0:
             position += size
-        item = self.get(position) if 0 <= position < size else None
-        if item is None:
+        if not 0 <= position < size:
             raise IndexError(
                 f"Dataset index out of range: index {index} for a dataset of {size} items."
             )
-        return item
+        # In range, `get` gives the item itself, which may be None (`InMemDataset([None])`).
+        return cast(I, self.get(position))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(len={len(self)})"

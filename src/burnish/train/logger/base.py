@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union, cast
 
 if TYPE_CHECKING:
+    from burnish.train.logger.epoch_aggregates import MetricAggregate
     from burnish.train.metric.base import MetricEntry, NumericEntry
 
 __all__ = ["LoggedEntry", "LoggerPositions", "MetricLogger", "metric_file_stem"]
@@ -124,6 +125,33 @@ class MetricLogger(ABC):
     def read_numeric(self, name: str, epoch: int) -> list[NumericEntry]:
         """Every numeric entry of metric `name` in `epoch` (empty if none was logged)."""
 
+    def log_aggregates(self, epoch: int, aggregates: Mapping[str, MetricAggregate]) -> None:
+        """Keep `epoch`'s aggregates: each numeric metric's epoch value and line statistics.
+
+        The learner calls it once per split and epoch, right after `end_epoch(epoch)`. The
+        default keeps them in memory; `FileMetricLogger` writes `epoch-N/aggregates.json`.
+        """
+        check_epoch(epoch)
+        self._aggregates()[epoch] = dict(aggregates)
+
+    def read_aggregates(self, epoch: int) -> dict[str, MetricAggregate] | None:
+        """`epoch`'s aggregates by metric name; None if none were logged (an open epoch, or a
+        run written before they existed: then its readers derive the values from the lines)."""
+        return self._aggregates().get(epoch)
+
+    def _aggregates(self) -> dict[int, dict[str, MetricAggregate]]:
+        """The in-memory aggregates (created on first use: subclasses need not call __init__)."""
+        found: dict[int, dict[str, MetricAggregate]] | None = self.__dict__.get("_epoch_aggregates")
+        if found is None:
+            found = self.__dict__["_epoch_aggregates"] = {}
+        return found
+
+    def _drop_aggregates_from(self, epoch: int) -> None:
+        """Forget the in-memory aggregates of `epoch` and later ones (a truncation)."""
+        store = self._aggregates()
+        for stale in [e for e in store if e >= epoch]:
+            del store[stale]
+
     def flush(self) -> None:  # noqa: B027 - optional hook; in-memory loggers have nothing to do
         """Commit buffered lines (a no-op for loggers that do not buffer)."""
 
@@ -146,4 +174,5 @@ class MetricLogger(ABC):
 
     @abstractmethod
     def truncate_to(self, positions: Mapping[str, Any]) -> None:
-        """Drop every line logged after `positions` (a `positions()` record) was taken."""
+        """Drop every line logged after `positions` (a `positions()` record) was taken, and the
+        aggregates of its epoch and later ones (`_drop_aggregates_from`)."""

@@ -1,4 +1,5 @@
-"""Metric logs on disk in Burn's layout: `<directory>/epoch-N/<Metric>.log`, a line an iteration."""
+"""Metric logs on disk in Burn's layout: `<directory>/epoch-N/<Metric>.log`, a line an iteration,
+and `<directory>/epoch-N/aggregates.json`, the epoch's values (see epoch_aggregates.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,12 @@ from burnish.train.logger.base import (
     metric_file_stem,
     positions_epoch,
     serialize_entry,
+)
+from burnish.train.logger.epoch_aggregates import (
+    AGGREGATES_FILE,
+    MetricAggregate,
+    read_aggregates,
+    write_aggregates,
 )
 from burnish.train.metric.base import NumericEntry
 
@@ -71,6 +78,10 @@ class FileMetricLogger(MetricLogger):
         """`<directory>/epoch-<epoch>/<sanitised name>.log`."""
         return self.epoch_directory(epoch) / f"{metric_file_stem(name)}.log"
 
+    def aggregates_path(self, epoch: int) -> Path:
+        """`<directory>/epoch-<epoch>/aggregates.json`."""
+        return self.epoch_directory(epoch) / AGGREGATES_FILE
+
     def epochs(self) -> int:
         """The highest `N` among the `epoch-N` directories (0 if there are none)."""
         return max(self._epoch_dirs(), default=0)
@@ -119,6 +130,20 @@ class FileMetricLogger(MetricLogger):
         self._close_files()
         self._epoch = epoch + 1
         self._counts = {}
+
+    def log_aggregates(self, epoch: int, aggregates: Mapping[str, MetricAggregate]) -> None:
+        """Write `epoch-N/aggregates.json` atomically (nothing if no metric logged a line)."""
+        check_epoch(epoch)
+        if any(aggregate.lines for aggregate in aggregates.values()):
+            write_aggregates(self.aggregates_path(epoch), epoch, aggregates)
+
+    def read_aggregates(self, epoch: int) -> dict[str, MetricAggregate] | None:
+        """The aggregates in `epoch-N/aggregates.json`; None if there is no such file.
+
+        Raises:
+            ValueError: if the file is not an aggregates file.
+        """
+        return read_aggregates(self.aggregates_path(epoch))
 
     def flush(self) -> None:
         """Write every buffered line and flush the open files to the operating system."""
@@ -234,7 +259,8 @@ class FileMetricLogger(MetricLogger):
         """Drop the lines logged after `positions` was taken; later logs append after them.
 
         Files of that epoch cut to their recorded line counts, metric files of that epoch that
-        `positions` does not list and every later `epoch-N` directory's logs are removed.
+        `positions` does not list, that epoch's aggregates and every later `epoch-N`
+        directory's logs and aggregates are removed.
 
         Raises:
             ValueError: if `positions` is not a `positions()` record.
@@ -250,6 +276,8 @@ class FileMetricLogger(MetricLogger):
                 _truncate_lines(path, lines[stems[path.stem]])
             else:
                 path.unlink()
+        with contextlib.suppress(FileNotFoundError):  # the epoch is open again
+            self.aggregates_path(epoch).unlink()
         for name, count in lines.items():
             path = self.file_path(name, epoch)
             if count > 0 and not path.exists():
@@ -295,7 +323,8 @@ def _truncate_lines(path: Path, count: int) -> None:
 
 
 def _remove_logs(directory: Path) -> None:
-    for path in directory.glob("*.log"):
-        path.unlink()
+    for path in [*directory.glob("*.log"), directory / AGGREGATES_FILE]:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
     with contextlib.suppress(OSError):
         directory.rmdir()

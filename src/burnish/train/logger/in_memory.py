@@ -87,4 +87,5 @@ class InMemoryMetricLogger(MetricLogger):
                 del epochs[later]
             if epoch in epochs:
                 del epochs[epoch][lines.get(name, 0) :]
+        self._drop_aggregates_from(epoch)
         self._epoch = epoch

@@ -1,22 +1,28 @@
 """Epoch-level queries over the metric logs (Burn's `EventStore` and `NumericMetricsAggregate`).
 
 Checkpointing and early-stopping strategies ask the store questions such as "which epoch had the
-lowest mean validation loss?". The store reads the answer from the split's metric loggers and
-caches each epoch's aggregate.
+lowest validation loss?". The store reads the answer from the split's metric loggers and caches
+each epoch's value: the metric's own epoch value, which the learner wrote once at the epoch's end
+(`MetricLogger.read_aggregates`); for epochs without one (runs written before burnish kept
+aggregates), the count-weighted mean of the epoch's log lines, as Burn computes it.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from burnish.train.logger.base import MetricLogger
+from burnish.train.logger.base import MetricLogger, metric_file_stem
+from burnish.train.logger.epoch_aggregates import MetricAggregate
 from burnish.train.logger.file import FileMetricLogger
 from burnish.train.metric.base import NumericEntry
 from burnish.train.split import TRAINING_SPLITS, ParsableEnum, Split
+
+log = logging.getLogger("burnish.train")
 
 __all__ = [
     "Aggregate",
@@ -30,8 +36,14 @@ __all__ = [
 
 
 class Aggregate(ParsableEnum):
-    """How the lines of an epoch are reduced to one value (Burn: `Aggregate`; Burn has only
-    `Mean`): the count-weighted mean, `sum(value * count) / sum(count)`."""
+    """How an epoch is reduced to one value (Burn: `Aggregate`; Burn has only `Mean`).
+
+    `MEAN` is the metric's epoch value as the learner reported it (its `value()` at the epoch's
+    end, kept in the epoch's aggregates): for a metric that averages its batches, Burn's
+    count-weighted mean `sum(value * count) / sum(count)` of the lines; for an epoch-wide
+    metric (AUROC, perplexity, padded accuracy, ...), its own definition. Logs without
+    aggregates give the count-weighted mean of their lines.
+    """
 
     MEAN = "mean"
 
@@ -87,6 +99,35 @@ def aggregate_entries(entries: Iterable[NumericEntry], aggregate: Aggregate) -> 
         total += float(entry.value) * entry.count
         count += entry.count
     return total / count if count > 0 else None
+
+
+def _read_aggregates(logger: MetricLogger, epoch: int) -> dict[str, MetricAggregate] | None:
+    """`logger`'s aggregates of `epoch`; a damaged file is reported and read around (None)."""
+    try:
+        return logger.read_aggregates(epoch)
+    except ValueError as error:
+        log.warning("%s The epoch values of epoch %d come from its log lines.", error, epoch)
+        return None
+
+
+def _find_aggregate(
+    aggregates: Mapping[str, MetricAggregate] | None, name: str
+) -> MetricAggregate | None:
+    """`name`'s aggregate; also found by its file stem (`Iteration_Speed` for `Iteration Speed`),
+    the name `LearnerSummary.from_dir` knows a metric by."""
+    if not aggregates:
+        return None
+    if name in aggregates:
+        return aggregates[name]
+    stems = {_stem(key): value for key, value in aggregates.items()}
+    return stems.get(_stem(name))
+
+
+def _stem(name: str) -> str | None:
+    try:
+        return metric_file_stem(name)
+    except ValueError:
+        return None
 
 
 def _better(value: float, best: float | None, direction: Direction) -> bool:
@@ -166,6 +207,9 @@ class MetricStore:
     ) -> float | None:
         """The `aggregate` of metric `name` over `epoch` of `split`, None if nothing was logged.
 
+        The epoch value comes from the first logger of `split` that has the epoch's aggregate
+        for `name` or, failing that, lines of `name` in `epoch` (their count-weighted mean).
+
         Raises:
             ValueError: if `epoch` < 1 or `aggregate`/`split` is not one of the enum's members.
         """
@@ -177,10 +221,22 @@ class MetricStore:
         key = (split, name, epoch, aggregate)
         if key in self._cache:
             return self._cache[key]
-        value = aggregate_entries(self.read_numeric(name, epoch, split), aggregate)
+        value = self._epoch_value(name, epoch, split)
         if value is not None and self._closed(split, epoch):
             self._cache[key] = value
         return value
+
+    def _epoch_value(self, name: str, epoch: int, split: Split) -> float | None:
+        for logger in self._loggers[split]:
+            current = getattr(logger, "current_epoch", None)
+            if current is None or epoch < current:  # an open epoch has no aggregates yet
+                found = _find_aggregate(_read_aggregates(logger, epoch), name)
+                if found is not None:
+                    return found.value
+            entries = logger.read_numeric(name, epoch)
+            if entries:
+                return aggregate_entries(entries, Aggregate.MEAN)
+        return None
 
     def _closed(self, split: Split, epoch: int) -> bool:
         """Whether every logger of `split` has moved past `epoch` (its logs can no longer grow)."""
