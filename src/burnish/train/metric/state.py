@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import torch
@@ -10,7 +11,7 @@ import torch
 from burnish.errors import RecordError
 from burnish.train.metric.base import Numeric, NumericEntry
 
-__all__ = ["NumericMetricState", "StatefulNumeric", "accumulate_dtype"]
+__all__ = ["NumericMetricState", "StatefulNumeric", "accumulate_dtype", "sum_over_ranks"]
 
 
 def accumulate_dtype(device: torch.device) -> torch.dtype:
@@ -204,3 +205,94 @@ class StatefulNumeric(Numeric):
     def load_record(self, record: dict[str, Any]) -> None:
         """Restore the running sum and count."""
         self.state.load_record(record, self.name)
+
+
+_MAX_DIMS = 4  # of a state's `sum` (the confusion counts have 2)
+
+
+def sum_over_ranks(
+    states: Sequence[NumericMetricState], reduce: Callable[[torch.Tensor], torch.Tensor]
+) -> list[dict[str, Any]]:
+    """The states summed over the ranks, as `to_record()`s: `{"sum": ..., "count": float}`.
+
+    Every rank calls it with the states of the same metrics in the same order (it is a
+    collective). A `sum` of any shape is summed elementwise; a rank whose state saw no update
+    (`sum` 0.0) takes the shape the other ranks report. Two all-reduces (the shapes, then the
+    totals) of CPU tensors and one read-back per device. Load a result into a state with
+    `load_record` and ask the metric's `finish(state.mean())` for the epoch value of all ranks.
+
+    Args:
+        states: this rank's states.
+        reduce: sums a CPU float64 tensor over the ranks and returns the sum.
+
+    Raises:
+        ValueError: if the ranks' shapes of one state differ.
+    """
+    shapes = _agreed_shapes(states, reduce)
+    parts: list[torch.Tensor | float] = []
+    for state, shape in zip(states, shapes):
+        total = state.sum
+        if shape and not (isinstance(total, torch.Tensor) and total.dim() > 0):
+            total = torch.full(shape, float(total), dtype=torch.float64)  # saw no update
+        parts += [total, state.count]
+    summed = reduce(_host_vector(parts))
+    records, start = [], 0
+    for shape in shapes:
+        size = math.prod(shape)
+        total_part = summed[start : start + size]
+        total = total_part.reshape(shape).tolist() if shape else float(total_part[0])
+        records.append({"sum": total, "count": float(summed[start + size])})
+        start += size + 1
+    return records
+
+
+def _agreed_shapes(
+    states: Sequence[NumericMetricState], reduce: Callable[[torch.Tensor], torch.Tensor]
+) -> list[tuple[int, ...]]:
+    """Each state's `sum` shape as the ranks that updated it report it (`()`: a scalar)."""
+    rows = torch.zeros(len(states), 1 + _MAX_DIMS, dtype=torch.float64)
+    own: list[tuple[int, ...]] = []
+    for i, state in enumerate(states):
+        total = state.sum
+        shape = tuple(total.shape) if isinstance(total, torch.Tensor) else ()
+        if len(shape) > _MAX_DIMS:
+            raise ValueError(
+                f"A metric state's `sum` may have at most {_MAX_DIMS} dimensions to be summed "
+                f"over the ranks. Received: shape {list(shape)}."
+            )
+        own.append(shape)
+        if shape:
+            rows[i, 0] = 1.0
+            rows[i, 1 : 1 + len(shape)] = torch.tensor(shape, dtype=torch.float64)
+    rows = reduce(rows)
+    agreed = []
+    for row, shape in zip(rows.tolist(), own):
+        ranks, dims = row[0], row[1:]
+        mean = [d / ranks for d in dims] if ranks else []
+        shared = tuple(int(d) for d in mean if d > 0)
+        if any(d != int(d) for d in mean) or (shape and shape != shared):
+            raise ValueError(
+                "A metric's state has different shapes on different ranks. Received: "
+                f"{list(shape)} here, a mean of {mean} over {int(ranks)} ranks. Feed every "
+                "rank outputs with the same number of classes."
+            )
+        agreed.append(shared)
+    return agreed
+
+
+def _host_vector(parts: Sequence[torch.Tensor | float]) -> torch.Tensor:
+    """The parts flattened into one CPU float64 vector: one copy per device."""
+    flat: list[torch.Tensor] = [torch.empty(0)] * len(parts)
+    by_device: dict[torch.device, list[int]] = {}
+    for i, part in enumerate(parts):
+        if isinstance(part, torch.Tensor):
+            by_device.setdefault(part.device, []).append(i)
+        else:
+            flat[i] = torch.tensor([float(part)], dtype=torch.float64)
+    for device, indices in by_device.items():
+        wide = accumulate_dtype(device)
+        pieces = [parts[i].detach().reshape(-1).to(wide) for i in indices]  # type: ignore[union-attr]
+        host = torch.cat(pieces).cpu().double()
+        for i, piece in zip(indices, host.split([len(p) for p in pieces])):
+            flat[i] = piece
+    return torch.cat(flat)
