@@ -239,9 +239,9 @@ def sum_over_ranks(
     records, start = [], 0
     for shape in shapes:
         size = math.prod(shape)
-        total_part = summed[start : start + size]
-        total = total_part.reshape(shape).tolist() if shape else float(total_part[0])
-        records.append({"sum": total, "count": float(summed[start + size])})
+        part = summed[start : start + size]
+        host_total: Any = part.reshape(shape).tolist() if shape else float(part[0])
+        records.append({"sum": host_total, "count": float(summed[start + size])})
         start += size + 1
     return records
 
