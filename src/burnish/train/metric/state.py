@@ -228,6 +228,8 @@ def sum_over_ranks(
     Raises:
         ValueError: if the ranks' shapes of one state differ.
     """
+    if not states:  # the same on every rank: no collective at all
+        return []
     shapes = _agreed_shapes(states, reduce)
     parts: list[torch.Tensor | float] = []
     for state, shape in zip(states, shapes):
