@@ -80,8 +80,9 @@ class MetricMetadata:
 class NumericEntry:
     """One iteration's value of a numeric metric and the number of items it covers.
 
-    Burn's aggregated `NumericEntry`: a log line is `"{value},{count}"`, and the epoch value of
-    a log is the count-weighted mean of its lines.
+    Burn's aggregated `NumericEntry`: a log line is `"{value},{count}"`. The epoch value is the
+    metric's own (`Numeric.value()` at the epoch's end, docs/metrics.md), not always the
+    count-weighted mean of its lines (it is not for perplexity, precision, padded accuracy).
 
     Attributes:
         value: the batch value: a 0-dim tensor on the item's device (never read back by the
