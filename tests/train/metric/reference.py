@@ -111,7 +111,8 @@ def auroc(batches: Sequence[Any]) -> float:
     total = weight = 0.0
     for b in batches:
         targets = b.targets.numpy()
-        scores = b.outputs.double().softmax(1)[:, 1].numpy()
+        # the softmax in the outputs' dtype, as the metric: float32 rounding makes its ties
+        scores = b.outputs.softmax(1)[:, 1].double().numpy()
         if len(np.unique(targets == 1)) < 2:
             continue
         if np.isnan(scores).any():
@@ -123,9 +124,10 @@ def auroc(batches: Sequence[Any]) -> float:
 
 def hamming(batches: Sequence[Any], threshold: float = 0.5, sigmoid: bool = False) -> float:
     """100 * (1 - scikit-learn's Hamming loss) over the epoch's labels."""
-    outputs = torch.cat([b.outputs for b in batches]).double()
-    if sigmoid:
+    outputs = torch.cat([b.outputs for b in batches])
+    if sigmoid:  # in the outputs' dtype, as the metric (float32 rounds sigmoid(1e-9) to 0.5)
         outputs = outputs.sigmoid()
+    outputs = outputs.double()
     targets = _cat(batches, "targets").astype(int)
     predicted = (outputs.numpy() > threshold).astype(int)
     return 100.0 * (1.0 - skm.hamming_loss(targets, predicted))

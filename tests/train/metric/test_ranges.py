@@ -96,7 +96,8 @@ def _nan_allowed(metric, inputs) -> bool:
         if all(k is not None and not bool(k.any()) for k in keep):
             return True
         rows = [d.outputs if k is None else d.outputs[k] for d, k in zip(inputs, keep)]
-        return any(bool((r.isnan() | (r == math.inf)).any()) for r in rows)
+        nan_rows = [(r.isnan() | (r == math.inf)).any(1) | (r == -math.inf).all(1) for r in rows]
+        return any(bool(n.any()) for n in nan_rows)  # log-softmax of such a row is NaN
     if isinstance(metric, AurocMetric):
         defined = [d for d in inputs if len(set((d.targets == 1).tolist())) == 2]
         return not defined or _non_finite(d.outputs.softmax(1) for d in defined)

@@ -39,8 +39,8 @@ class PerplexityMetric(StatefulNumeric):
     (`state.sum`: the NLL, `state.count`: the tokens) and `finish` is `exp`. Range [1, inf]:
     a target whose logit is -inf has probability 0, so infinite perplexity. A batch of
     padding only adds nothing (its own entry, the batch's perplexity, is NaN) and an epoch of
-    padding only has no value (NaN). A NaN or +inf logit in a token's row makes that row's
-    log-probabilities NaN, and so the epoch value NaN.
+    padding only has no value (NaN). A NaN or +inf logit in a token's row, or a row of -inf
+    only, makes that row's log-probabilities NaN, and so the epoch value NaN.
 
     Args:
         pad_token: targets equal to it are ignored.
