@@ -90,3 +90,44 @@ def test_update_does_not_build_a_graph() -> None:
     outputs = OUTPUTS.clone().requires_grad_(True)
     entry = AccuracyMetric().update(AccuracyInput(outputs, TARGETS), metadata())
     assert not entry.value.requires_grad
+
+
+def test_top_k_breaks_ties_as_argmax_does() -> None:
+    """`torch.topk` returns a later class first on ties (CPU); argmax takes the first."""
+    outputs = torch.zeros(6, 40)  # every class tied
+    outputs[3, 5:] = 1.0
+    targets = torch.tensor([0, 1, 2, 5, 39, 0])
+    top1, top2, accuracy = TopKAccuracyMetric(1), TopKAccuracyMetric(2), AccuracyMetric()
+    top1.update(TopKAccuracyInput(outputs, targets), metadata())
+    top2.update(TopKAccuracyInput(outputs, targets), metadata())
+    accuracy.update(AccuracyInput(outputs, targets), metadata())
+    assert float(top1.value()) == float(accuracy.value()) == pytest.approx(100 * 3 / 6)
+    assert float(top2.value()) == pytest.approx(100 * 4 / 6)  # classes 0, 1 (row 3: 5, 6)
+
+
+def test_nan_scores_rank_first_as_in_argmax() -> None:
+    outputs = torch.tensor([[0.0, float("nan"), 1.0], [float("nan")] * 3, [1.0, 2.0, 3.0]])
+    targets = torch.tensor([1, 0, 2])
+    for k in (1, 2):
+        metric = TopKAccuracyMetric(k)
+        metric.update(TopKAccuracyInput(outputs, targets), metadata())
+        assert float(metric.value()) == 100.0
+    hits = outputs.argmax(1) == targets
+    assert bool(hits.all())
+
+
+def test_targets_outside_the_classes_are_misses() -> None:
+    metric = TopKAccuracyMetric(2, pad_token=-100)
+    outputs = torch.tensor([[1.0, 2.0, 3.0]] * 3)
+    metric.update(TopKAccuracyInput(outputs, torch.tensor([2, -100, 7])), metadata())
+    assert float(metric.value()) == 50.0  # one hit among two non-pad targets
+
+
+def test_padded_hits_are_counted_exactly_in_float64() -> None:
+    metric = AccuracyMetric(pad_token=0)
+    targets = torch.ones(2**24 + 3, dtype=torch.long)  # beyond float32's integers
+    targets[:2] = 0
+    outputs = torch.zeros(len(targets), 2)
+    outputs[:, 1] = 1.0
+    metric.update(AccuracyInput(outputs, targets), metadata())
+    assert float(metric.state.sum) == 100.0 * (2**24 + 1)  # float32 would round it

@@ -49,3 +49,27 @@ def test_a_single_class_batch_is_skipped() -> None:
 def test_only_binary_outputs_are_accepted() -> None:
     with pytest.raises(ValueError, match=r"binary classification only.*\[4, 3\]"):
         AurocMetric().update(AurocInput(torch.zeros(4, 3), torch.zeros(4)), metadata())
+
+
+def test_a_nan_score_makes_the_value_nan_never_out_of_range() -> None:
+    """A NaN logit used to be ranked past every negative: 125 %."""
+    metric = AurocMetric()
+    outputs = torch.tensor([[0.0, 1.0], [0.0, float("nan")], [1.0, 0.0], [0.5, 0.5]])
+    entry = metric.update(AurocInput(outputs, torch.tensor([1, 1, 0, 0])), metadata())
+    assert torch.isnan(entry.value) and torch.isnan(metric.value())
+    # A NaN score in a single-class batch is left out with the batch.
+    metric = AurocMetric()
+    metric.update(AurocInput(outputs, torch.tensor([1, 0, 0, 1])), metadata())
+    metric.update(AurocInput(outputs, torch.ones(4, dtype=torch.long)), metadata(2))
+    assert torch.isnan(metric.value())  # the first batch has the NaN score, and it counts
+    metric.clear()
+    metric.update(AurocInput(outputs[[0, 2, 3]], torch.tensor([1, 0, 1])), metadata())
+    metric.update(AurocInput(outputs, torch.ones(4, dtype=torch.long)), metadata(2))
+    assert float(metric.value()) == 100.0  # the NaN score's batch has one class: left out
+
+
+def test_an_epoch_of_single_class_batches_has_no_value() -> None:
+    metric = AurocMetric()
+    metric.update(AurocInput(torch.zeros(1, 2), torch.ones(1, dtype=torch.long)), metadata())
+    metric.update(AurocInput(torch.zeros(3, 2), torch.zeros(3, dtype=torch.long)), metadata(2))
+    assert torch.isnan(metric.value())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -97,13 +99,51 @@ def test_names_are_burns_and_unique_per_setting() -> None:
     assert len(names) == 4
 
 
-def test_a_batch_with_no_predicted_positive_is_skipped() -> None:
-    metric = PrecisionMetric.binary(0.5)
-    metric.update(BINARY, metadata())  # 50 %
+def test_the_epoch_pools_confusion_counts_not_batch_ratios() -> None:
+    """Burn 0.22: the ratio of the epoch's counts. A batch with nothing predicted adds its
+    positives to recall's denominator and nothing to precision's; neither becomes NaN."""
+    precision, recall = PrecisionMetric.binary(0.5), RecallMetric.binary(0.5)
     nothing = ConfusionStatsInput(torch.zeros(3, 1), torch.ones(3, 1, dtype=torch.bool))
-    entry = metric.update(nothing, metadata(2))
-    assert torch.isnan(entry.value)
-    assert float(metric.value()) == 50.0
+    for metric in (precision, recall):
+        metric.update(BINARY, metadata())  # tp 1, predicted 2, positives 2
+        entry = metric.update(nothing, metadata(2))  # tp 0, predicted 0, positives 3
+    assert float(entry.value) == 0.0  # the batch's recall
+    assert float(precision.value()) == 50.0  # 1 / 2
+    assert float(recall.value()) == 20.0  # 1 / 5, not (50 * 5 + 0 * 3) / 8
+
+
+def test_zero_denominators_count_as_zero_and_absent_classes_are_left_out() -> None:
+    # Class 0: predicted, never a target (precision 0, recall 0/0 -> 0); class 1: right;
+    # class 2: a target never predicted (precision 0/0 -> 0); class 3 never occurs.
+    scores = torch.tensor([[1.0, 0, 0, 0], [0, 1.0, 0, 0], [0, 1.0, 0, 0]])
+    targets = torch.tensor([[0, 0, 1, 0], [0, 1, 0, 0], [0, 1, 0, 0]]).bool()
+    data = ConfusionStatsInput(scores, targets)
+    expected = {
+        PrecisionMetric.multiclass(1, "macro"): (0 + 1 + 0) / 3,
+        RecallMetric.multiclass(1, "macro"): (0 + 1 + 0) / 3,
+        FBetaScoreMetric.multiclass(1.0, 1, "macro"): (0 + 1 + 0) / 3,
+        PrecisionMetric.multiclass(1, "micro"): 2 / 3,
+        PrecisionMetric.multiclass(1, "weighted"): (0 * 0 + 1 * 2 + 0 * 1) / 3,
+        RecallMetric.multiclass(1, ClassReduction.WEIGHTED): (1 * 2 + 0 * 1) / 3,
+    }
+    for metric, value in expected.items():
+        assert _value(metric, data) == pytest.approx(100 * value), metric.name
+
+
+def test_an_epoch_where_nothing_occurs_has_no_value() -> None:
+    negatives = ConfusionStatsInput(torch.zeros(4, 2), torch.zeros(4, 2, dtype=torch.bool))
+    for metric in (
+        PrecisionMetric.multilabel(0.5, "macro"),
+        RecallMetric.multilabel(0.5, "micro"),
+        FBetaScoreMetric.multilabel(2.0, 0.5, "weighted"),
+    ):
+        assert math.isnan(_value(metric, negatives)), metric.name
+        assert math.isnan(float(type(metric)().value()))  # no batch at all
+
+
+def test_weighted_is_named_and_validated() -> None:
+    assert RecallMetric.multilabel(0.5, "weighted").name == "Recall @ Threshold(0.5) [Weighted]"
+    assert ClassReduction("weighted") is ClassReduction.WEIGHTED
 
 
 def test_invalid_settings_are_explained() -> None:
@@ -119,3 +159,18 @@ def test_invalid_settings_are_explained() -> None:
         PrecisionMetric().update(ConfusionStatsInput(torch.zeros(3, 2), BINARY.targets), None)
     with pytest.raises(ValueError, match="top_k=4 exceeds the number of classes"):
         PrecisionMetric.multiclass(4).update(MULTICLASS, metadata())
+
+
+def test_top_1_breaks_ties_as_argmax_does() -> None:
+    """On tied logits top-1 precision was 0 (topk picked a later class) while accuracy was 100."""
+    scores = torch.zeros(4, 40)
+    targets = torch.nn.functional.one_hot(torch.zeros(4, dtype=torch.long), 40).bool()
+    data = ConfusionStatsInput(scores, targets)
+    for metric in (
+        PrecisionMetric.multiclass(1, "micro"),
+        RecallMetric.multiclass(1, "macro"),
+        FBetaScoreMetric.multiclass(2.0, 1, "weighted"),
+    ):
+        assert _value(metric, data) == 100.0, metric.name
+    # top-2 of all-tied rows: classes 0 and 1
+    assert _value(PrecisionMetric.multiclass(2, "micro"), data) == 50.0

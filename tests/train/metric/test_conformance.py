@@ -3,7 +3,7 @@
 For each metric, on three batches of unequal size:
 - the epoch value equals the reference: the batch-size-weighted mean of a reference
   implementation's per-batch values (sklearn or closed form), or the pooled value where the
-  metric pools (perplexity, padded accuracy);
+  metric pools (perplexity, padded accuracy, precision/recall/F-beta);
 - `update` returns a `NumericEntry` whose value is a device tensor and whose count is the
   batch size, and runs without any host read or value-dependent op;
 - `clear` starts a new epoch;
@@ -18,7 +18,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -46,6 +45,7 @@ from burnish.train.metric import (
 )
 
 from tests.helpers import assert_close
+from tests.train.metric import reference
 from tests.train.metric.helpers import metadata, no_host_sync, weighted_mean
 
 BATCH_SIZES = (5, 3, 8)
@@ -84,21 +84,15 @@ def _confusion(kind: str):
     return make
 
 
-def _sk_confusion(score_fn, kind: str, average: str | None, **kwargs):
-    """sklearn's precision/recall/F-beta; nan zero_division = Burn's skipping of classes."""
+def _sk_confusion(score: str, kind: str, average: str, **kwargs):
+    """The pooled (epoch-wide) value of tests/train/metric/reference.py, from sklearn."""
+    rule = {"top_k": 1, "threshold": None} if kind == "multiclass" else {}
+    reduction = "micro" if kind == "binary" else average
 
-    def reference(data: ConfusionStatsInput) -> float:
-        scores, truth = data.predictions.numpy(), data.targets.numpy().astype(int)
-        if kind == "binary":
-            y_true, y_pred, extra = truth[:, 0], (scores[:, 0] > 0.5).astype(int), {}
-        elif kind == "multiclass":
-            y_true, y_pred = truth.argmax(1), scores.argmax(1)
-            extra = {"labels": list(range(NUM_CLASSES)), "average": average}
-        else:
-            y_true, y_pred, extra = truth, (scores > 0.5).astype(int), {"average": average}
-        return 100 * score_fn(y_true, y_pred, zero_division=np.nan, **extra, **kwargs)
+    def pooled(batches: list[ConfusionStatsInput]) -> float:
+        return reference.confusion(batches, score, reduction, **rule, **kwargs)
 
-    return reference
+    return pooled
 
 
 def _accuracy(data) -> float:
@@ -177,29 +171,24 @@ CASES = [
     ),
 ]
 for _kind in ("binary", "multiclass", "multilabel"):
-    for _avg in ("micro", "macro") if _kind != "binary" else ("binary",):
+    for _avg in ("micro", "macro", "weighted") if _kind != "binary" else ("binary",):
         _args = {} if _kind == "binary" else {"class_reduction": _avg}
-        _build = {"binary": "binary", "multiclass": "multiclass", "multilabel": "multilabel"}
-        CASES += [
-            Case(
-                f"precision-{_kind}-{_avg}",
-                lambda k=_kind, a=_args: getattr(PrecisionMetric, k)(**a),
-                _confusion(_kind),
-                _sk_confusion(skm.precision_score, _kind, _avg),
-            ),
-            Case(
-                f"recall-{_kind}-{_avg}",
-                lambda k=_kind, a=_args: getattr(RecallMetric, k)(**a),
-                _confusion(_kind),
-                _sk_confusion(skm.recall_score, _kind, _avg),
-            ),
-            Case(
-                f"f2-{_kind}-{_avg}",
-                lambda k=_kind, a=_args: getattr(FBetaScoreMetric, k)(2.0, **a),
-                _confusion(_kind),
-                _sk_confusion(skm.fbeta_score, _kind, _avg, beta=2.0),
-            ),
-        ]
+        for _score, _build in [
+            ("precision", lambda k, a: getattr(PrecisionMetric, k)(**a)),
+            ("recall", lambda k, a: getattr(RecallMetric, k)(**a)),
+            ("f2", lambda k, a: getattr(FBetaScoreMetric, k)(2.0, **a)),
+        ]:
+            _beta = 2.0 if _score == "f2" else 1.0
+            _pooled = _sk_confusion("fbeta" if _beta == 2.0 else _score, _kind, _avg, beta=_beta)
+            CASES.append(
+                Case(
+                    f"{_score}-{_kind}-{_avg}",
+                    lambda k=_kind, a=_args, b=_build: b(k, a),
+                    _confusion(_kind),
+                    lambda data, p=_pooled: p([data]),
+                    _pooled,
+                )
+            )
 
 
 def _batches(case: Case, seed: int = 0) -> list[Any]:

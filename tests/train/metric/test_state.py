@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import math
+import threading
 
 import pytest
 import torch
 
 from burnish.errors import RecordError
-from burnish.train.metric import NumericEntry, NumericMetricState
+from burnish.train.metric import (
+    AccuracyMetric,
+    ConfusionStatsInput,
+    NumericEntry,
+    NumericMetricState,
+    PerplexityMetric,
+    PrecisionMetric,
+    RecallMetric,
+)
+from burnish.train.metric.state import sum_over_ranks
 
 
 def test_update_weights_values_by_batch_size() -> None:
@@ -67,3 +78,114 @@ def test_record_round_trip_and_reset() -> None:
 def test_load_record_names_the_missing_keys() -> None:
     with pytest.raises(RecordError, match=r"record of 'Loss' must have `sum` and `count`"):
         NumericMetricState().load_record({"sum": 1.0}, "Loss")
+
+
+def test_a_state_of_several_totals_adds_elementwise_and_survives_json() -> None:
+    state = NumericMetricState()
+    state.add(torch.tensor([[1, 2], [3, 4], [5, 6]]), 2)
+    state.add(torch.tensor([[1, 0], [0, 0], [1, 1]]), 3)
+    assert state.mean().tolist() == [[2 / 5, 2 / 5], [3 / 5, 4 / 5], [6 / 5, 7 / 5]]
+    restored = NumericMetricState()
+    restored.load_record(json.loads(json.dumps(state.to_record())))
+    restored.add(torch.ones(3, 2, dtype=torch.long), 1)
+    state.add(torch.ones(3, 2, dtype=torch.long), 1)
+    assert torch.equal(restored.mean(), state.mean())
+
+
+def test_a_batch_of_no_item_adds_nothing() -> None:
+    state = NumericMetricState()
+    state.update(torch.tensor(50.0), 2)
+    entry = state.update(torch.tensor(float("nan")), 0)  # the mean of nothing
+    assert entry.count == 0 and float(state.mean()) == 50.0
+
+
+class ThreadRanks:
+    """`world` ranks as threads summing tensors at a barrier (a real all-reduce's contract)."""
+
+    def __init__(self, world: int) -> None:
+        self.world, self.tables = world, {}
+        self.barrier = threading.Barrier(world, timeout=30)
+
+    def run(self, function):
+        results, errors = [None] * self.world, []
+
+        def target(rank: int) -> None:
+            calls = iter(range(1000))
+
+            def reduce(table: torch.Tensor) -> torch.Tensor:
+                call = next(calls)
+                self.tables[(call, rank)] = table.clone()
+                self.barrier.wait()
+                total = sum(self.tables[(call, r)] for r in range(self.world))
+                self.barrier.wait()
+                return total
+
+            try:
+                results[rank] = function(rank, reduce)
+            except BaseException as error:
+                errors.append(error)
+                self.barrier.abort()
+
+        threads = [threading.Thread(target=target, args=(r,)) for r in range(self.world)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[0]
+        return results
+
+
+def _metrics():
+    return [
+        PrecisionMetric.multiclass(1, "macro"),
+        RecallMetric.multilabel(0.5, "micro"),
+        PerplexityMetric(),
+        AccuracyMetric(pad_token=0),
+    ]
+
+
+def _feed(metrics, batches) -> None:
+    for scores, labels in batches:
+        one_hot = torch.nn.functional.one_hot(labels, 4).bool()
+        for metric in metrics:
+            if isinstance(metric, (PrecisionMetric, RecallMetric)):
+                metric.update(ConfusionStatsInput(scores, one_hot), None)
+            else:
+                metric.update(metric.input_type(scores, labels), None)
+
+
+def test_states_summed_over_ranks_give_one_process_value() -> None:
+    """Rank 2 saw nothing: its confusion counts are 0.0 and take the others' shape."""
+    gen = torch.Generator().manual_seed(0)
+    batches = [
+        (torch.randn(n, 4, generator=gen), torch.randint(0, 4, (n,), generator=gen))
+        for n in (5, 3, 1)
+    ]
+    alone = _metrics()
+    _feed(alone, batches)
+    shards = [batches[:2], batches[2:], []]
+
+    def rank(index, reduce):
+        metrics = _metrics()
+        _feed(metrics, shards[index])
+        records = sum_over_ranks([m.state for m in metrics], reduce)
+        values = []
+        for metric, record in zip(metrics, records):
+            metric.state.load_record(json.loads(json.dumps(record)))
+            values.append(float(metric.value()))
+        return values
+
+    expected = [float(m.value()) for m in alone]
+    for values in ThreadRanks(3).run(rank):
+        assert values == pytest.approx(expected, rel=1e-12)
+
+
+def test_states_of_different_shapes_over_ranks_are_refused() -> None:
+    def rank(index, reduce):
+        state = NumericMetricState()
+        state.add(torch.zeros(3, 4 + index), 1)
+        return sum_over_ranks([state], reduce)
+
+    with pytest.raises(ValueError, match="different shapes on different ranks"):
+        ThreadRanks(2).run(rank)

@@ -8,7 +8,8 @@ from typing import Any
 import torch
 
 from burnish.train.metric.base import MetricMetadata, NumericEntry, adapt
-from burnish.train.metric.state import StatefulNumeric
+from burnish.train.metric.ranking import target_in_top_k
+from burnish.train.metric.state import StatefulNumeric, accumulate_dtype
 
 __all__ = ["AccuracyInput", "AccuracyMetric", "TopKAccuracyInput", "TopKAccuracyMetric"]
 
@@ -75,15 +76,22 @@ class _PaddedAccuracy(StatefulNumeric):
             return self.state.update(hits.float().mean() * 100.0, batch_size)
         # Weight by the non-pad targets, so an all-padding batch adds nothing (not NaN).
         keep = targets != self.pad_token
-        value = self.state.add((hits & keep).sum() * 100.0, keep.sum())
+        hits_total = (hits & keep).sum().to(accumulate_dtype(hits.device))  # exact counts
+        value = self.state.add(hits_total * 100.0, keep.sum())
         return NumericEntry(value, batch_size)
 
 
 class AccuracyMetric(_PaddedAccuracy):
     """Percent of items whose highest score is the target class.
 
-    With `pad_token`, targets equal to it are left out of both hits and count; the epoch
-    value is then hits / non-pad targets over the whole epoch.
+    Epoch value: hits / items over the whole epoch, in [0, 100] (epoch-wide, which Burn's
+    batch-size-weighted mean equals). The predicted class is `argmax`'s: ties go to the first
+    class, and a NaN score counts as the highest (as in `torch.argmax`), so non-finite scores
+    never take the value out of its range.
+
+    With `pad_token`, targets equal to it are left out of both hits and count: the epoch
+    value is hits / non-pad targets over the whole epoch, and a batch that is all padding adds
+    nothing (its own entry is NaN). An epoch of padding only has no value (NaN).
 
     Example:
         >>> metric = AccuracyMetric()
@@ -108,6 +116,11 @@ class AccuracyMetric(_PaddedAccuracy):
 
 class TopKAccuracyMetric(_PaddedAccuracy):
     """Percent of items whose target is among the `k` highest scores.
+
+    Epoch value: hits / items (hits / non-pad targets with `pad_token`) over the whole epoch,
+    in [0, 100], as `AccuracyMetric`. Classes are ranked as `torch.argmax` ranks them (ties by
+    class index, NaN highest), so `TopKAccuracyMetric(1)` equals `AccuracyMetric` on tied
+    scores too (`torch.topk` leaves the order of ties unspecified).
 
     Args:
         k: how many of the best classes count as a hit; `k=1` is `AccuracyMetric`.
@@ -137,6 +150,5 @@ class TopKAccuracyMetric(_PaddedAccuracy):
                 f"TopKAccuracyMetric k={self.k} exceeds the number of classes. "
                 f"Received: outputs with {num_classes} classes. Use k <= {num_classes}."
             )
-        best = data.outputs.topk(self.k, dim=1).indices
-        hits = (best == data.targets.unsqueeze(1)).any(dim=1)
+        hits = target_in_top_k(data.outputs, data.targets, self.k)
         return self._accumulate(hits, data.targets)

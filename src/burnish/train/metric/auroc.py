@@ -36,11 +36,12 @@ def binary_auroc(scores: torch.Tensor, positive: torch.Tensor) -> torch.Tensor:
     """AUROC = P(score of a positive > score of a negative) + ½ P(tie), in O(n log n).
 
     Args:
-        scores: shape `[n]`, finite.
+        scores: shape `[n]`.
         positive: bool, shape `[n]`.
 
     Returns:
-        A 0-dim float64 tensor; NaN if all items are of one class. No host sync.
+        A 0-dim float64 tensor in [0, 1]; NaN if all items are of one class or a score is
+        NaN. No host sync.
     """
     negative_scores = torch.where(positive, math.inf, scores.double()).sort().values
     scores = scores.double()
@@ -51,15 +52,24 @@ def binary_auroc(scores: torch.Tensor, positive: torch.Tensor) -> torch.Tensor:
     tied = ((at_or_below - below).double() * weight).sum()
     num_pos = weight.sum()
     num_pairs = num_pos * (scores.shape[0] - num_pos)
-    return (correct + 0.5 * tied) / num_pairs
+    auroc = (correct + 0.5 * tied) / num_pairs
+    # A NaN score has no rank (`searchsorted` would place it past every negative).
+    return torch.where(scores.isnan().any(), math.nan, auroc)
 
 
 class AurocMetric(StatefulNumeric):
     """AUROC in percent of the positive class's softmax probability (binary only).
 
-    Computed per batch (Burn's semantics) and averaged over the epoch weighted by batch size.
-    A batch with a single class has no AUROC: it is left out of the epoch value (Burn counts
-    it as 0 with a warning).
+    Epoch value: Burn 0.21's batch metric — each batch's AUROC, averaged over the epoch
+    weighted by batch size — in [0, 100]. A batch whose targets are all of one class has no
+    AUROC: it is left out (weight 0; its own entry is NaN), so an epoch of such batches only
+    has no value (NaN). Burn 0.21 counted such a batch as 0 with a warning.
+
+    A NaN score (or an infinite logit, whose softmax is NaN) makes its batch's AUROC NaN, and
+    so the epoch value NaN: a diverged model is reported, not hidden.
+
+    This is not the AUROC of the epoch's items pooled, which Burn 0.22's `AurocMetric` and
+    `TorchMetric(BinaryAUROC())` compute (they keep every score of the epoch until its end).
     """
 
     input_type = AurocInput
@@ -81,6 +91,12 @@ class AurocMetric(StatefulNumeric):
                 f"targets [batch_size]. Received: outputs {list(outputs.shape)}, targets "
                 f"{list(targets.shape)}."
             )
-        probabilities = outputs.softmax(dim=1)[:, 1]
-        auroc = binary_auroc(probabilities, targets == 1)
-        return self.state.update(auroc * 100.0, data.batch_size, skip_undefined=True)
+        positive = targets == 1
+        auroc = binary_auroc(outputs.softmax(dim=1)[:, 1], positive)
+        # Defined when both classes occur: decided by the targets alone, so a NaN score still
+        # reaches the epoch value while a single-class batch weighs 0.
+        num_pos = positive.sum()
+        defined = (num_pos > 0) & (num_pos < data.batch_size)
+        weight = defined.to(auroc.dtype) * data.batch_size
+        self.state.add(torch.where(defined, auroc * 100.0, 0.0) * weight, weight)
+        return NumericEntry(auroc * 100.0, data.batch_size)

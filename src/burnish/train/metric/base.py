@@ -80,8 +80,9 @@ class MetricMetadata:
 class NumericEntry:
     """One iteration's value of a numeric metric and the number of items it covers.
 
-    Burn's aggregated `NumericEntry`: a log line is `"{value},{count}"`, and the epoch value of
-    a log is the count-weighted mean of its lines.
+    Burn's aggregated `NumericEntry`: a log line is `"{value},{count}"`. The epoch value is the
+    metric's own (`Numeric.value()` at the epoch's end, docs/metrics.md), not always the
+    count-weighted mean of its lines (it is not for perplexity, precision, padded accuracy).
 
     Attributes:
         value: the batch value: a 0-dim tensor on the item's device (never read back by the
@@ -167,11 +168,17 @@ def adapt(item: Any, input_type: type[T]) -> T:
             f"`{type(item).__name__}.adapt({input_type.__name__})` must return a "
             f"{input_type.__name__}. Received: {type(result).__name__}."
         )
+    name, wanted = type(item).__name__, input_type.__name__
+    bare = "; a bare tensor feeds no metric" if isinstance(item, torch.Tensor) else ""
     raise TypeError(
-        f"`{type(item).__name__}` cannot be adapted to `{input_type.__name__}`, the input of a "
-        f"registered metric. Either remove that metric, or give `{type(item).__name__}` an "
-        f"`adapt(self, input_type)` method that returns a `{input_type.__name__}` when "
-        f"`input_type is {input_type.__name__}` (see burnish.train.metric.Adaptor)."
+        f"The step's output `{name}` cannot be adapted to `{wanted}`, the input of a "
+        f"registered metric{bare}. Return one of the outputs of burnish.train, which feed the "
+        "built-in metrics: `RegressionOutput(loss, output, targets)`, "
+        "`ClassificationOutput(loss, output, targets)`, `MultiLabelClassificationOutput(loss, "
+        "output, targets)` or `SequenceOutput(...)` (docs/metrics.md lists what each one "
+        "feeds); or an output class of your own with an `adapt(self, input_type)` method that "
+        f"returns a `{wanted}` when `input_type is {wanted}` (see burnish.train.metric.Adaptor); "
+        "or remove that metric."
     )
 
 

@@ -3,14 +3,26 @@
 Each metric is built for one task, as in Burn:
 
 - `binary(threshold)`: one score column, positive when `score > threshold`;
-- `multiclass(top_k, class_reduction)`: the `top_k` best classes of each item are predicted;
-- `multilabel(threshold, class_reduction)`: every class with `score > threshold` is predicted.
+- `multiclass(top_k, class_reduction)`: the `top_k` best classes of each item are predicted
+  (ranked as `torch.argmax` ranks them: ties to the first class, NaN highest);
+- `multilabel(threshold, class_reduction)`: every class with `score > threshold` is predicted
+  (a NaN score is never above a threshold).
 
-Counts are per class; `ClassReduction.MICRO` pools them over classes before the ratio,
-`ClassReduction.MACRO` averages the per-class ratios, skipping classes where the ratio is
-undefined (no predicted positive for precision, no positive for recall), as Burn does. The
-batch values are averaged over the epoch weighted by batch size; a batch whose value is
-undefined altogether is left out of the epoch value instead of making it NaN.
+Epoch value (Burn 0.22's): the ratio of the confusion counts of the whole epoch — true
+positives, predicted positives and positives per class, summed over its batches — not a mean
+of batch ratios. `ClassReduction.MICRO` pools the counts of all classes before the ratio;
+`MACRO` averages the per-class ratios; `WEIGHTED` (scikit-learn's `average="weighted"`, not
+in Burn) averages them weighted by each class's positives. A ratio whose denominator is 0
+(precision of a class never predicted, recall of a class without positives) counts as 0, as
+in Burn, scikit-learn and torchmetrics; a class that never occurs in the epoch — neither
+predicted nor a target — is left out of the macro mean (as scikit-learn's label set does;
+Burn counts it as 0). A value with nothing to average (nothing predicted and no positive in
+the whole epoch; for `WEIGHTED`, no positive) is undefined: NaN. Values are percentages in
+[0, 100].
+
+The state (`state.sum`) holds the counts, divided by the items seen, as a `[3, classes]`
+tensor (`[3, 1]` pooled for micro); `finish` turns them into the value, so the states of
+several processes add up to the epoch's counts over all of them.
 """
 
 from __future__ import annotations
@@ -22,6 +34,7 @@ from typing import Any, TypeVar
 import torch
 
 from burnish.train.metric.base import MetricMetadata, NumericEntry, adapt
+from burnish.train.metric.ranking import top_k_mask
 from burnish.train.metric.state import StatefulNumeric
 
 __all__ = [
@@ -34,10 +47,15 @@ __all__ = [
 
 
 class ClassReduction(str, enum.Enum):
-    """How per-class counts become one number (Burn: `ClassReduction`; `Micro`/`Macro` work)."""
+    """How per-class counts become one number (Burn: `ClassReduction`; `Micro`/`Macro` work).
+
+    `MICRO` pools the counts of all classes, `MACRO` averages the per-class values, `WEIGHTED`
+    averages them weighted by each class's positives (scikit-learn's; not in Burn).
+    """
 
     MICRO = "micro"
     MACRO = "macro"
+    WEIGHTED = "weighted"
     Micro = "micro"  # Burn's spelling (aliases)
     Macro = "macro"
 
@@ -74,8 +92,7 @@ class _DecisionRule:
         if self.top_k is None:
             assert self.threshold is not None  # a rule has a threshold or a top k
             return scores > self.threshold
-        best = scores.topk(self.top_k, dim=1).indices
-        return torch.zeros_like(scores, dtype=torch.bool).scatter_(1, best, True)
+        return top_k_mask(scores, self.top_k)
 
 
 def _class_reduction(value: ClassReduction | str) -> ClassReduction:
@@ -83,8 +100,8 @@ def _class_reduction(value: ClassReduction | str) -> ClassReduction:
         return ClassReduction(value.lower() if isinstance(value, str) else value)
     except ValueError:
         raise ValueError(
-            "`class_reduction` must be ClassReduction.MICRO or ClassReduction.MACRO (or "
-            f"'micro' / 'macro'). Received: class_reduction={value!r}."
+            "`class_reduction` must be ClassReduction.MICRO, MACRO or WEIGHTED (or 'micro', "
+            f"'macro', 'weighted'). Received: class_reduction={value!r}."
         ) from None
 
 
@@ -95,8 +112,8 @@ def _rust_float(value: float | None) -> str:
 
 def _counts(
     data: ConfusionStatsInput, rule: _DecisionRule, reduction: ClassReduction, metric: str
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """True positives, predicted positives and positives: per class (macro) or pooled (micro)."""
+) -> torch.Tensor:
+    """True positives, predicted positives and positives, `[3, classes]` (`[3, 1]` for micro)."""
     scores, truth = data.predictions, data.targets
     if scores.ndim != 2 or truth.shape != scores.shape:
         raise ValueError(
@@ -110,9 +127,10 @@ def _counts(
             f"predictions with {scores.shape[1]} classes. Use top_k <= {scores.shape[1]}."
         )
     predicted, truth = rule.predict(scores), truth.bool()
-    dims = (1, 2) if reduction is ClassReduction.MICRO else (1,)
-    counts = torch.stack((predicted & truth, predicted, truth)).sum(dim=dims).double()
-    return counts[0], counts[1], counts[2]
+    counts = torch.stack((predicted & truth, predicted, truth)).sum(dim=1)
+    if reduction is ClassReduction.MICRO:
+        counts = counts.sum(dim=1, keepdim=True)
+    return counts
 
 
 _M = TypeVar("_M", bound="_ConfusionMetric")
@@ -168,20 +186,35 @@ class _ConfusionMetric(StatefulNumeric):
         """Every class with `score > threshold` is predicted."""
         return cls(threshold=threshold, class_reduction=class_reduction)
 
-    def _ratio(
+    def _fraction(
         self, true_pos: torch.Tensor, predicted_pos: torch.Tensor, pos: torch.Tensor
-    ) -> torch.Tensor:  # pragma: no cover
+    ) -> tuple[torch.Tensor, torch.Tensor]:  # pragma: no cover
+        """The numerator and denominator of the per-class value."""
         raise NotImplementedError
+
+    def finish(self, mean: torch.Tensor) -> torch.Tensor:
+        """The value in percent from the counts `state.sum / state.count` (`[3, classes]`).
+
+        The counts may be scaled by any positive factor (here: divided by the items).
+        """
+        if mean.dim() != 2:  # the state of an epoch without any batch
+            return mean.reshape(())
+        true_pos, predicted_pos, pos = mean.unbind(0)
+        numerator, denominator = self._fraction(true_pos, predicted_pos, pos)
+        ratio = numerator / torch.where(denominator > 0, denominator, 1.0)  # 0/0 counts as 0
+        if self.class_reduction is ClassReduction.WEIGHTED:
+            weight = pos
+        else:  # a class counts once it occurs: predicted or a target (tp + fp + fn > 0)
+            weight = (predicted_pos + pos - true_pos > 0).to(ratio.dtype)
+        return (ratio * weight).sum() * 100.0 / weight.sum()
 
     @torch.no_grad()
     def update(self, item: Any, metadata: MetricMetadata) -> NumericEntry:
-        """Add a batch; returns its value in percent as a device tensor."""
+        """Add a batch's confusion counts; returns the batch's value in percent (a tensor)."""
         data = adapt(item, ConfusionStatsInput)
         counts = _counts(data, self.rule, self.class_reduction, type(self).__name__)
-        ratio = self._ratio(*counts)
-        if self.class_reduction is ClassReduction.MACRO:
-            ratio = ratio.nanmean()
-        return self.state.update(ratio * 100.0, data.batch_size, skip_undefined=True)
+        scaled = self.state.add(counts, data.batch_size)
+        return NumericEntry(self.finish(scaled), data.batch_size)
 
 
 class PrecisionMetric(_ConfusionMetric):
@@ -194,10 +227,10 @@ class PrecisionMetric(_ConfusionMetric):
 
     _title = "Precision"
 
-    def _ratio(
+    def _fraction(
         self, true_pos: torch.Tensor, predicted_pos: torch.Tensor, pos: torch.Tensor
-    ) -> torch.Tensor:
-        return true_pos / predicted_pos
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        return true_pos, predicted_pos
 
 
 class RecallMetric(_ConfusionMetric):
@@ -205,10 +238,10 @@ class RecallMetric(_ConfusionMetric):
 
     _title = "Recall"
 
-    def _ratio(
+    def _fraction(
         self, true_pos: torch.Tensor, predicted_pos: torch.Tensor, pos: torch.Tensor
-    ) -> torch.Tensor:
-        return true_pos / pos
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        return true_pos, pos
 
 
 class FBetaScoreMetric(_ConfusionMetric):
@@ -261,9 +294,9 @@ class FBetaScoreMetric(_ConfusionMetric):
         """Every class with `score > threshold` is predicted."""
         return cls(beta, threshold=threshold, class_reduction=class_reduction)
 
-    def _ratio(
+    def _fraction(
         self, true_pos: torch.Tensor, predicted_pos: torch.Tensor, pos: torch.Tensor
-    ) -> torch.Tensor:
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         # (1 + b²) tp / ((1 + b²) tp + b² fn + fp), with fn = pos - tp and fp = pred - tp
         beta_sq = self.beta**2
-        return (1.0 + beta_sq) * true_pos / (beta_sq * pos + predicted_pos)
+        return (1.0 + beta_sq) * true_pos, beta_sq * pos + predicted_pos

@@ -34,8 +34,13 @@ class PerplexityInput:
 class PerplexityMetric(StatefulNumeric):
     """`exp(mean negative log-likelihood per token)` over the epoch.
 
-    The epoch value pools the log-likelihoods of all (non-pad) tokens of the epoch, as Burn
-    does; it is not a mean of batch perplexities. Each entry is the batch's perplexity.
+    Epoch value: `exp(sum of token NLL / number of non-pad tokens)` over every token of the
+    epoch, as Burn does — not a mean of batch perplexities. Its state holds the two totals
+    (`state.sum`: the NLL, `state.count`: the tokens) and `finish` is `exp`. Range [1, inf]:
+    a target whose logit is -inf has probability 0, so infinite perplexity. A batch of
+    padding only adds nothing (its own entry, the batch's perplexity, is NaN) and an epoch of
+    padding only has no value (NaN). A NaN or +inf logit in a token's row, or a row of -inf
+    only, makes that row's log-probabilities NaN, and so the epoch value NaN.
 
     Args:
         pad_token: targets equal to it are ignored.
@@ -72,9 +77,9 @@ class PerplexityMetric(StatefulNumeric):
         if keep is None:
             mean_nll = self.state.add(nll.sum(), targets.shape[0])
         else:
-            mean_nll = self.state.add((nll * keep).sum(), keep.sum())
+            mean_nll = self.state.add(torch.where(keep, nll, 0.0).sum(), keep.sum())
         return NumericEntry(mean_nll.exp(), data.batch_size)
 
-    def value(self) -> torch.Tensor:
-        """`exp(total nll / total tokens)` of the epoch so far (0-dim, no host sync)."""
-        return self.state.mean().exp()
+    def finish(self, mean: torch.Tensor) -> torch.Tensor:
+        """`exp(mean)`: the perplexity of the mean NLL per token `state.sum / state.count`."""
+        return mean.exp()
