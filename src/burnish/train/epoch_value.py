@@ -2,10 +2,11 @@
 
 On one process the epoch value of a numeric metric is its `value()` at the epoch's end. Under
 `torch.distributed` each rank's metric saw only its shard, so the processor sums what the
-ranks hold, in one all-reduce for all metrics, and derives the value from the sums:
+ranks hold and derives the value from the sums:
 
 - A metric whose epoch state is `self.state`, a `NumericMetricState` (every built-in metric
-  with an entry per iteration): its `(state.sum, state.count)` are summed over the ranks and
+  with an entry per iteration): its `(state.sum, state.count)` — `sum` of any shape, e.g.
+  precision's confusion counts — are summed over the ranks by `sum_over_ranks` and
   its `value()` is asked with the summed state — `sum / count` for a ratio of totals
   (accuracy, loss, AUROC with undefined batches left out, ...), `exp(sum / count)` for
   perplexity: exactly one process's value over all ranks' items.
@@ -42,18 +43,18 @@ def epoch_totals(metric: Numeric, items: int) -> tuple[Any, Any]:
         items: the items this rank gave `metric` this epoch (used without a state).
 
     Returns:
-        The state's `(sum, count)`; without a state `(value() * items, items)`, or
-        `(0.0, 0)` when the rank gave it nothing. No host sync.
+        Without a state `(value() * items, items)`, or `(0.0, 0)` when the rank gave it
+        nothing; with a state `(0.0, 0)`: states are summed apart (`sum_over_ranks`), their
+        `sum` may hold several totals. No host sync.
     """
-    state = numeric_state(metric)
-    if state is not None:
-        return state.sum, state.count
+    if numeric_state(metric) is not None:  # summed apart: a state may hold several totals
+        return 0.0, 0
     if items == 0:
         return 0.0, 0
     return metric.value() * items, items
 
 
-def value_from_totals(metric: Numeric, total: float, count: float) -> float:
+def value_from_totals(metric: Numeric, total: Any, count: float) -> float:
     """`metric`'s epoch value from `epoch_totals` summed over the ranks.
 
     With a state: `value()` asked with a state holding `(total, count)` (the metric's own

@@ -32,6 +32,7 @@ from burnish.train.epoch_value import epoch_totals, numeric_state, value_from_to
 from burnish.train.logger.base import MetricLogger
 from burnish.train.logger.epoch_aggregates import EntryStats
 from burnish.train.metric.base import Metric, MetricEntry, MetricMetadata, Numeric, NumericEntry
+from burnish.train.metric.state import sum_over_ranks
 from burnish.train.renderer.base import MetricsRenderer, RenderSnapshot, TrainingProgress
 from burnish.train.split import Split
 
@@ -243,9 +244,19 @@ class MetricsProcessor:
         if self.reduce is None:
             return host
         totals = self._reduce_totals(host)
+        records = self._summed_states(state)
         return [
-            value_from_totals(m, total, count) for m, (total, count) in zip(state.numeric, totals)
+            value_from_totals(m, *records.get(m.name, (total, count)))
+            for m, (total, count) in zip(state.numeric, totals)
         ]
+
+    def _summed_states(self, state: SplitMetrics) -> dict[str, tuple[Any, float]]:
+        """The metric states summed over the ranks (`sum` of any shape), by metric name."""
+        assert self.reduce is not None
+        states = [(m, numeric_state(m)) for m in state.numeric]
+        stateful = [(m, own) for m, own in states if own is not None]
+        records = sum_over_ranks([own for _, own in stateful], self.reduce)
+        return {m.name: (r["sum"], r["count"]) for (m, _), r in zip(stateful, records)}
 
     def _reduce_totals(self, host: list[float]) -> list[tuple[float, float]]:
         """`[sum, count, sum, count, ...]` summed over the ranks (one all-reduce)."""
@@ -255,12 +266,7 @@ class MetricsProcessor:
 
     def _global_totals(self, state: SplitMetrics) -> dict[str, list[float]]:
         """The metric states summed over the ranks, by name (metrics with a state only)."""
-        totals = self._reduce_totals(_to_host(self._epoch_parts(state)))
-        return {
-            m.name: list(total)
-            for m, total in zip(state.numeric, totals)
-            if numeric_state(m) is not None
-        }
+        return {name: list(record) for name, record in self._summed_states(state).items()}
 
     def _per_epoch_values(self, state: SplitMetrics, epoch: int) -> dict[str, float]:
         """Compute, log and return the metrics computed once per epoch (a collective)."""
