@@ -263,7 +263,8 @@ def test_with_metric_logger_replaces_the_file_logs(tmp_path):
         entries = logger.read_numeric("Loss", 1)
         mean = sum(e.value * e.count for e in entries) / sum(e.count for e in entries)
         assert values["Loss"] == pytest.approx(mean, rel=1e-12)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["experiment.log"]  # no train/ valid/
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == [".burnish.lock", "experiment.log"]  # no train/ valid/
 
 
 def root_handlers_during_fit(tmp_path, configure):

@@ -315,7 +315,7 @@ def test_uneven_validation_shards_under_ranks_equal_one_process(num_items, world
     def run(rank):
         logger = InMemoryMetricLogger()
         proc = MetricsProcessor(
-            split_metrics(logger), RecordingRenderer(), ranks.reduce(rank), 2, rank
+            split_metrics(logger), RecordingRenderer(), ranks.reduce(rank), 2, rank=rank
         )
         adapter = BurnishDataAdapter(loader(batch_size)).shard(rank, world, pad=False)
         feed(proc, adapter)

@@ -97,6 +97,7 @@ class MetricsProcessor:
         renderer: MetricsRenderer,
         reduce: Reduce | None = None,
         sync_every: int = 16,
+        *,
         iterations: IterationPoints | None = None,
         rank: int = 0,
     ) -> None:
