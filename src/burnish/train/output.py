@@ -136,7 +136,9 @@ class ClassificationOutput(_LossOutputTargets):
 
     Attributes:
         loss: the batch loss (0-dim).
-        output: scores, shape `[batch_size, num_classes]` (`[batch_size, 1]` for binary).
+        output: scores, shape `[batch_size, num_classes]`. A binary task either gives two
+            columns (accuracy, AUROC, `*.multiclass` metrics) or one column, the positive
+            class's probability (`PrecisionMetric.binary` & co.; accuracy refuses it).
         targets: class indices, shape `[batch_size]`.
     """
 

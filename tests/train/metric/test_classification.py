@@ -174,3 +174,28 @@ def test_top_1_breaks_ties_as_argmax_does() -> None:
         assert _value(metric, data) == 100.0, metric.name
     # top-2 of all-tied rows: classes 0 and 1
     assert _value(PrecisionMetric.multiclass(2, "micro"), data) == 50.0
+
+
+def test_binary_metrics_refuse_two_class_logits_and_accuracy_refuses_one_column():
+    """A binary task's two output shapes each feed the metrics that read them right; the wrong
+    pairing fails with the fix instead of a plausible wrong number (a trial's finding)."""
+    import pytest
+
+    from burnish.train import ClassificationOutput
+    from burnish.train.metric import AccuracyMetric, FBetaScoreMetric, PrecisionMetric, RecallMetric
+    from burnish.train.metric.base import MetricMetadata, Progress
+
+    metadata = MetricMetadata(Progress(4, 4), 1, 1, 1)
+    targets = torch.tensor([1, 1, 0, 0])
+    two = ClassificationOutput(torch.tensor(0.0), torch.tensor([[0.1, 0.9]] * 4), targets)
+    one = ClassificationOutput(
+        torch.tensor(0.0), torch.tensor([[0.9], [0.8], [0.1], [0.2]]), targets
+    )
+    for metric in (PrecisionMetric.binary(), RecallMetric.binary(), FBetaScoreMetric.binary(1.0)):
+        with pytest.raises(ValueError, match=r"one score column \[batch_size, 1\].*softmax"):
+            metric.update(two, metadata)
+        metric.update(one, metadata)
+        assert float(metric.value()) == pytest.approx(100.0)
+    with pytest.raises(ValueError, match="argmax: one score column"):
+        AccuracyMetric().update(one, metadata)
+    assert PrecisionMetric.multilabel().binary_column is False  # several columns stay allowed

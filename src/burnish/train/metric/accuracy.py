@@ -52,6 +52,13 @@ def _check_shapes(metric: str, outputs: torch.Tensor, targets: torch.Tensor) -> 
             f"Received: outputs {list(outputs.shape)}, targets {list(targets.shape)}. "
             "Flatten sequence dimensions into the batch dimension first."
         )
+    if outputs.shape[1] == 1:
+        raise ValueError(
+            f"{metric} ranks classes with argmax: one score column [batch_size, 1] would always "
+            "predict class 0. Give it a score per class (two columns for a binary task, e.g. "
+            "`torch.cat([-logit, logit], dim=1)`), or measure a one-column binary output with "
+            "PrecisionMetric.binary / RecallMetric.binary."
+        )
 
 
 class _PaddedAccuracy(StatefulNumeric):

@@ -110,6 +110,21 @@ def _rust_float(value: float | None) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
+def _one_column(metric: _M) -> _M:
+    metric.binary_column = True
+    return metric
+
+
+def _binary_shape_message(metric: str, scores: torch.Tensor) -> str:
+    return (
+        f"{metric}.binary expects one score column [batch_size, 1]: the positive class's "
+        f"probability, thresholded. Received: predictions {list(scores.shape)}. With two-class "
+        f"logits [batch_size, 2], either output `softmax(logits, dim=1)[:, 1:]` (and targets "
+        f"[batch_size, 1]) for the positive class, or use {metric}.multiclass(...) for "
+        "argmax decisions per class."
+    )
+
+
 def _counts(
     data: ConfusionStatsInput, rule: _DecisionRule, reduction: ClassReduction, metric: str
 ) -> torch.Tensor:
@@ -140,6 +155,7 @@ class _ConfusionMetric(StatefulNumeric):
     """Shared constructor, naming and update of the confusion-count metrics."""
 
     input_type = ConfusionStatsInput
+    binary_column = False  # built by `binary()`: one score column only
     higher_is_better = True
     unit = "%"
     _title = ""
@@ -167,8 +183,9 @@ class _ConfusionMetric(StatefulNumeric):
 
     @classmethod
     def binary(cls: type[_M], threshold: float = 0.5) -> _M:
-        """One score column, positive when `score > threshold`."""
-        return cls(threshold=threshold)
+        """One score column `[batch_size, 1]` (the positive class's probability), positive
+        when `score > threshold`; other shapes are refused (see `update`)."""
+        return _one_column(cls(threshold=threshold))
 
     @classmethod
     def multiclass(
@@ -212,6 +229,8 @@ class _ConfusionMetric(StatefulNumeric):
     def update(self, item: Any, metadata: MetricMetadata) -> NumericEntry:
         """Add a batch's confusion counts; returns the batch's value in percent (a tensor)."""
         data = adapt(item, ConfusionStatsInput)
+        if self.binary_column and data.predictions.shape[1:] != (1,):
+            raise ValueError(_binary_shape_message(type(self).__name__, data.predictions))
         counts = _counts(data, self.rule, self.class_reduction, type(self).__name__)
         scaled = self.state.add(counts, data.batch_size)
         return NumericEntry(self.finish(scaled), data.batch_size)
@@ -271,8 +290,8 @@ class FBetaScoreMetric(_ConfusionMetric):
 
     @classmethod
     def binary(cls, beta: float, threshold: float = 0.5) -> FBetaScoreMetric:  # type: ignore[override]
-        """One score column, positive when `score > threshold`."""
-        return cls(beta, threshold=threshold)
+        """One score column `[batch_size, 1]`, positive when `score > threshold`."""
+        return _one_column(cls(beta, threshold=threshold))
 
     @classmethod
     def multiclass(  # type: ignore[override]
