@@ -139,7 +139,9 @@ def controls_panel(keys: bool = True) -> Panel:
 
     Args:
         keys: Whether keys are read; if not (the terminal belongs to another program, e.g.
-            under `timeout`), how to stop instead: Ctrl-C, or SIGINT to this process.
+            under `timeout`, which runs its command as a background job), how to stop
+            instead: SIGINT to this process. Ctrl-C reaches only the terminal's foreground
+            job, which this process then is not, so it is not offered first.
     """
     if keys:
         text = Text.assemble(
@@ -147,7 +149,8 @@ def controls_panel(keys: bool = True) -> Panel:
         )
     else:
         text = Text.assemble(
-            ("Ctrl-C", "bold"), f" stop (or kill -INT {os.getpid()}) · keys not read here"
+            (f"kill -INT {os.getpid()}", "bold"),
+            " stop · keys not read here (Ctrl-C reaches only the foreground job)",
         )
     return Panel(text, title="Controls", title_align="left")
 
