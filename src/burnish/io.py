@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["atomic_open", "atomic_write_bytes", "fsync_dir"]
+__all__ = ["atomic_open", "atomic_write_bytes", "fsync_dir", "remove_temporaries"]
 
 
 def fsync_dir(directory: str | os.PathLike) -> None:
@@ -30,6 +30,24 @@ def fsync_dir(directory: str | os.PathLike) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def remove_temporaries(directory: str | os.PathLike) -> list[Path]:
+    """Delete the temp files `atomic_open` left in `directory` when a kill cut a write short.
+
+    Only names of its own pattern (`.<name>.<12 hex digits>.tmp`) are touched.
+
+    Returns:
+        The files removed.
+    """
+    removed = []
+    for path in Path(directory).glob(".*.tmp"):
+        token = path.name[: -len(".tmp")].rsplit(".", 1)[-1]
+        if len(token) == 12 and all(c in "0123456789abcdef" for c in token) and path.is_file():
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                removed.append(path)
+    return removed
 
 
 @contextlib.contextmanager

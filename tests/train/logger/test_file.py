@@ -150,9 +150,14 @@ def test_truncate_to_removes_unlisted_metrics_and_later_epochs(tmp_path):
     logger.end_epoch(1)
     logger.log("Loss", 2, [NumericEntry(3.0, 1)])
     logger.flush()
+    # Writes a SIGKILL cut short (atomic_open's temp files), in the epoch and a later one; a
+    # user's own hidden file is not burnish's to delete.
+    (tmp_path / "epoch-1" / ".aggregates.json.0123456789ab.tmp").write_text("{")
+    (tmp_path / "epoch-2" / ".aggregates.json.ba9876543210.tmp").write_text("{")
+    (tmp_path / "epoch-1" / ".notes.tmp").write_text("mine")
 
     logger.truncate_to(positions)
-    assert [p.name for p in (tmp_path / "epoch-1").iterdir()] == ["Loss.log"]
+    assert sorted(p.name for p in (tmp_path / "epoch-1").iterdir()) == [".notes.tmp", "Loss.log"]
     assert not (tmp_path / "epoch-2").exists()
     assert lines(tmp_path / "epoch-1" / "Loss.log") == ["1.0,1"] * 2
     logger.log("Loss", 1, [NumericEntry(5.0, 1)])

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from burnish.errors import CheckpointError
-from burnish.io import atomic_write_bytes
+from burnish.io import atomic_write_bytes, remove_temporaries
 from burnish.train.logger.base import (
     LoggedEntry,
     LoggerPositions,
@@ -314,6 +314,7 @@ class FileMetricLogger(MetricLogger):
                 path.unlink()
         with contextlib.suppress(FileNotFoundError):  # the epoch is open again
             self.aggregates_path(epoch).unlink()
+        remove_temporaries(directory)  # an aggregates write a kill cut short
         for name, count in lines.items():
             path = self.file_path(name, epoch)
             if count > 0 and not path.exists():
@@ -369,5 +370,6 @@ def _remove_logs(directory: Path) -> None:
     for path in [*directory.glob("*.log"), directory / AGGREGATES_FILE]:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+    remove_temporaries(directory)
     with contextlib.suppress(OSError):
         directory.rmdir()
