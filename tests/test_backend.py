@@ -77,3 +77,12 @@ def test_available_devices_start_with_the_cpu():
         torch.cuda.device_count() if torch.cuda.is_available() else 0
     )
     _ = [check_device(bn.device(d)) for d in devices]  # each one passes the check
+
+
+@pytest.mark.parametrize("given", ["cpu", torch.device("cpu")])
+def test_devices_given_one_device_instead_of_a_list_says_so(tmp_path, given):
+    """`.devices("cpu")` counted the string's 3 characters as 3 devices (a trial's finding)."""
+    from burnish.train import LearnerBuilder
+
+    with pytest.raises(TypeError, match=r"takes a list of devices.*\.devices\(\['cpu'\]\)"):
+        LearnerBuilder(tmp_path).devices(given)

@@ -159,6 +159,11 @@ class LearnerBuilder:
 
     def devices(self, devices: Sequence[torch.device | str]) -> LearnerBuilder:
         """The device to train on (one per process); `fit` moves the model and data there."""
+        if isinstance(devices, (str, torch.device)):
+            raise TypeError(
+                "`devices` takes a list of devices, as Burn's `devices(vec![device])`. "
+                f"Received: {devices!r}. Write `.devices([{str(devices)!r}])`."
+            )
         if not devices:
             raise ValueError("`devices` must name at least one device. Received: [].")
         if len(devices) > 1:
