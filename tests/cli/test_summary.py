@@ -50,3 +50,17 @@ def test_summary_names_metrics_as_the_live_summary_does(constant_lr_run_dir):
     assert result.returncode == 0, result.stderr
     assert "| Train | Learning Rate | 0.100    | 1        | 0.100    |" in result.stdout
     assert "Learning_Rate" not in result.stdout
+
+
+def test_a_damaged_line_in_an_older_runs_log_is_reported_not_dropped_silently(run_dir, tmp_path):
+    """An epoch without aggregates (an older run) is read from its lines; a damaged line there
+    leaves the metric out of the table, and says so (a trial saw the row vanish, exit 0)."""
+    run = shutil.copytree(run_dir, tmp_path / "run")
+    (run / "train" / "epoch-1" / "aggregates.json").unlink()
+    log = run / "train" / "epoch-1" / "Loss.log"
+    log.write_text(log.read_text() + "garbage\n")
+    result = burnish("summary", run)
+    assert result.returncode == 0, result.stderr
+    assert "| Train | Loss" not in result.stdout and "| Valid | Loss" in result.stdout
+    assert "train Loss is left out of the summary" in result.stderr
+    assert "'garbage'" in result.stderr and "Loss.log" in result.stderr

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from burnish.train.logger.base import DamagedLogError
 from burnish.train.logger.file import FileMetricLogger
 from burnish.train.metric.store import Aggregate, MetricStore
 from burnish.train.split import Split
 
 __all__ = ["LearnerSummary", "MetricSummary", "MetricSummaryEntry", "SummaryMetrics"]
+
+log = logging.getLogger("burnish.train")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,9 +163,11 @@ class LearnerSummary:
             for name in metrics:
                 try:
                     summary = MetricSummary.collect(store, name, split, epochs)
-                except ValueError:
+                except ValueError as error:
                     if not skip_unreadable:
                         raise
+                    if isinstance(error, DamagedLogError):  # not a text metric: say so
+                        log.warning("%s %s is left out of the summary: %s", split, name, error)
                     summary = None
                 if summary is not None:
                     summaries[split].append(summary)

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from burnish.train.logger.epoch_aggregates import MetricAggregate
     from burnish.train.metric.base import MetricEntry, NumericEntry
 
-__all__ = ["LoggedEntry", "LoggerPositions", "MetricLogger", "metric_file_stem"]
+__all__ = ["DamagedLogError", "LoggedEntry", "LoggerPositions", "MetricLogger", "metric_file_stem"]
 
 LoggedEntry = Union["NumericEntry", "MetricEntry", str]
 """What a logger takes: a `NumericEntry` (`"value,count"`), a text `MetricEntry` (its
@@ -91,6 +91,10 @@ def check_positions(positions: Mapping[str, Any]) -> tuple[int, dict[str, int]]:
                 f"`positions['lines'][{name!r}]` must be an int >= 0. Received: {count!r}."
             )
     return epoch, lines
+
+
+class DamagedLogError(ValueError):
+    """A numeric metric log with a line that is not a numeric entry after numeric ones."""
 
 
 class MetricLogger(ABC):

@@ -13,6 +13,7 @@ from typing import IO, Any
 from burnish.errors import CheckpointError
 from burnish.io import atomic_write_bytes, remove_temporaries
 from burnish.train.logger.base import (
+    DamagedLogError,
     LoggedEntry,
     LoggerPositions,
     MetricLogger,
@@ -252,7 +253,8 @@ class FileMetricLogger(MetricLogger):
         An unterminated last line (a write cut short by a crash) is ignored.
 
         Raises:
-            ValueError: if a line is not a numeric entry (e.g. `name` is a text metric).
+            ValueError: if a line is not a numeric entry (e.g. `name` is a text metric);
+                `DamagedLogError` when numeric lines came before it (a damaged numeric log).
         """
         if epoch == self._epoch and name in self._files:
             self._write(name)
@@ -270,7 +272,8 @@ class FileMetricLogger(MetricLogger):
             try:
                 entries.append(NumericEntry.deserialize(line))
             except (ValueError, TypeError) as error:
-                raise ValueError(
+                kind = DamagedLogError if entries else ValueError  # numeric lines came before
+                raise kind(
                     f"Line {number} of {path} is not a numeric entry ('value,count'): {line!r} "
                     f"({error}). Only numeric metrics can be read back; check the metric name."
                 ) from error
