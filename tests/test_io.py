@@ -126,3 +126,14 @@ def test_a_replaced_file_keeps_its_mode_and_a_new_one_follows_the_umask(tmp_path
     atomic_write_bytes(path, b"two")
     assert os.stat(path).st_mode & 0o777 == 0o640
     assert path.read_bytes() == b"two" and files(tmp_path) == ["f.bin"]
+
+
+def test_a_missing_directory_is_named_not_the_temp_file(tmp_path):
+    from burnish.io import atomic_write_bytes
+
+    target = tmp_path / "missing" / "report.html"
+    with pytest.raises(
+        FileNotFoundError, match=r"Cannot write .*report\.html: its directory"
+    ) as info:
+        atomic_write_bytes(target, b"x")
+    assert ".tmp" not in str(info.value)

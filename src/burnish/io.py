@@ -8,6 +8,7 @@ teammates and services a shared machine's umask lets read.)"""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import stat
@@ -95,6 +96,10 @@ def _create_beside(path: Path) -> tuple[int, Path]:
             fd = os.open(tmp, _CREATE, _NEW_FILE_MODE)
         except FileExistsError:
             continue
+        except FileNotFoundError:  # name the file asked for, not the temp file
+            raise FileNotFoundError(
+                errno.ENOENT, f"Cannot write {path}: its directory does not exist", str(path.parent)
+            ) from None
         if mode is not None and hasattr(os, "fchmod"):
             try:
                 os.fchmod(fd, mode)

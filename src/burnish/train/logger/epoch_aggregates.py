@@ -75,9 +75,12 @@ class MetricAggregate:
 class EntryStats:
     """Running statistics of a metric's logged entries over an epoch (no per-value storage).
 
+    A NaN entry (an undefined batch, e.g. AUROC of one class) counts as a line only: the mean,
+    min and max are those of the defined entries.
+
     Attributes:
-        total: `sum(value * count)`.
-        count: `sum(count)`.
+        total: `sum(value * count)` over the non-NaN entries.
+        count: `sum(count)` over the non-NaN entries.
         min: the lowest non-NaN value (inf before any).
         max: the highest non-NaN value (-inf before any).
         lines: the number of entries.
@@ -91,12 +94,13 @@ class EntryStats:
 
     def add(self, value: float, count: int) -> None:
         """Add one logged entry."""
+        self.lines += 1
+        if math.isnan(value):
+            return
         self.total += value * count
         self.count += count
-        self.lines += 1
-        if not math.isnan(value):
-            self.min = min(self.min, value)
-            self.max = max(self.max, value)
+        self.min = min(self.min, value)
+        self.max = max(self.max, value)
 
     @classmethod
     def of(cls, entries: Iterable[tuple[float, int]]) -> EntryStats:
@@ -160,7 +164,14 @@ def decode_aggregates(data: bytes, source: str = "the aggregates") -> dict[str, 
         if document.get("version") != VERSION:
             raise ValueError(f"version {document.get('version')!r}, expected {VERSION}")
         return {str(name): _decode_metric(fields) for name, fields in document["metrics"].items()}
-    except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError) as error:
+    except (
+        ValueError,
+        TypeError,
+        KeyError,
+        AttributeError,
+        UnicodeDecodeError,
+        RecursionError,
+    ) as error:  # RecursionError: nesting deeper than the parser goes
         raise ValueError(
             f"{source} is not a burnish epoch aggregates file ({error}). It is written when an "
             "epoch ends; delete it to read the epoch values from the `.log` lines instead."
