@@ -73,9 +73,10 @@ def test_inspect_a_checkpoint_learner_record(run_dir):
     out = result.stdout
     assert "Model Summary" not in out and "Total params" not in out
     state = out[out.index("Learner state") :].splitlines()
-    assert state[:5] == [
+    assert state[:6] == [
         "Learner state: where training stands, for `resume()` (not a model).",
         "Position: epoch 3 finished (training and validation)",
+        "Run ended: after epoch 3 (its last epoch; resume() goes on only with a larger num_epochs)",
         f"Optimizer steps: {RunConfig().num_epochs * 256 // 32}",
         f"Learning rate: {RunConfig().learning_rate} (the last iteration's)",
         "World size: 1",

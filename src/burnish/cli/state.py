@@ -76,6 +76,14 @@ def _learner(tree: Mapping[str, Any]) -> str:
         "Learner state: where training stands, for `resume()` (not a model).",
         f"Position: {_position(tree['position'])}",
     ]
+    end = tree.get("end")
+    if isinstance(end, Mapping) and _is_int(end.get("epoch")):
+        how = (
+            "early stopping ended it; resume() trains no more"
+            if end.get("stopped_early")
+            else "its last epoch; resume() goes on only with a larger num_epochs"
+        )
+        lines.append(f"Run ended: after epoch {end['epoch']} ({how})")
     if _is_int(tree.get("step")):
         lines.append(f"Optimizer steps: {tree['step']}")
     if isinstance(tree.get("lr"), (int, float)):
@@ -109,7 +117,7 @@ def _learner(tree: Mapping[str, Any]) -> str:
         if key in tree
     ]  # fmt: skip
     known = {"position", "step", "lr", "world_size", "loaders", "metrics", "rng", "loggers",
-             "accumulation", "early_stopping", "grad_scaler"}  # fmt: skip
+             "accumulation", "early_stopping", "grad_scaler", "end"}  # fmt: skip
     others = [key for key in tree if key not in known]
     if others:
         lines.append(f"Also: {', '.join(others)}")
