@@ -64,3 +64,13 @@ def test_a_damaged_line_in_an_older_runs_log_is_reported_not_dropped_silently(ru
     assert "| Train | Loss" not in result.stdout and "| Valid | Loss" in result.stdout
     assert "train Loss is left out of the summary" in result.stderr
     assert "'garbage'" in result.stderr and "Loss.log" in result.stderr
+
+
+def test_a_stray_epoch_0_directory_is_not_read(run_dir, tmp_path):
+    """Epochs count from 1: `epoch-0` is someone else's directory (it failed the command)."""
+    run = shutil.copytree(run_dir, tmp_path / "run")
+    (run / "train" / "epoch-0").mkdir()
+    (run / "train" / "epoch-0" / "Loss.log").write_text("1.0,1\n")
+    result = burnish("summary", run)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == burnish("summary", run_dir).stdout

@@ -135,8 +135,9 @@ class FileMetricLogger(MetricLogger):
         epochs = []
         for path in self.directory.iterdir():
             suffix = path.name[len(EPOCH_PREFIX) :]
-            if path.name.startswith(EPOCH_PREFIX) and suffix.isdigit() and path.is_dir():
-                epochs.append(int(suffix))
+            epoch = int(suffix) if path.name.startswith(EPOCH_PREFIX) and suffix.isdigit() else 0
+            if epoch >= 1 and path.is_dir():  # `epoch-0` is no epoch (they count from 1)
+                epochs.append(epoch)
         return epochs
 
     # ---------------------------------------------------------------- writing
