@@ -74,3 +74,14 @@ def test_a_stray_epoch_0_directory_is_not_read(run_dir, tmp_path):
     result = burnish("summary", run)
     assert result.returncode == 0, result.stderr
     assert result.stdout == burnish("summary", run_dir).stdout
+
+
+@pytest.mark.parametrize("command", ["summary", "report"])
+def test_a_damaged_aggregates_file_is_reported_once(run_dir, tmp_path, command):
+    run = shutil.copytree(run_dir, tmp_path / "run")
+    (run / "valid" / "epoch-2" / "aggregates.json").write_text("{not json")
+    result = burnish(command, run)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("is not a burnish epoch aggregates file") == 1, result.stderr
+    if command == "summary":  # read around: the values come from the lines, as for old runs
+        assert result.stdout == burnish("summary", run_dir).stdout

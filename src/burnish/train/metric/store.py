@@ -101,12 +101,17 @@ def aggregate_entries(entries: Iterable[NumericEntry], aggregate: Aggregate) -> 
     return total / count if count > 0 else None
 
 
-def _read_aggregates(logger: MetricLogger, epoch: int) -> dict[str, MetricAggregate] | None:
-    """`logger`'s aggregates of `epoch`; a damaged file is reported and read around (None)."""
+def _read_aggregates(
+    logger: MetricLogger, epoch: int, reported: set[str]
+) -> dict[str, MetricAggregate] | None:
+    """`logger`'s aggregates of `epoch`; a damaged file is reported (once: `reported` holds
+    what was said) and read around (None)."""
     try:
         return logger.read_aggregates(epoch)
     except ValueError as error:
-        log.warning("%s The epoch values of epoch %d come from its log lines.", error, epoch)
+        if str(error) not in reported:
+            reported.add(str(error))
+            log.warning("%s The epoch values of epoch %d come from its log lines.", error, epoch)
         return None
 
 
@@ -165,6 +170,7 @@ class MetricStore:
         self._loggers: dict[Split, list[MetricLogger]] = {split: [] for split in Split}
         self._cache: dict[tuple[Split, str, int, Aggregate], float] = {}
         self._revisions: dict[Split, tuple[int, ...]] = {}
+        self._reported: set[str] = set()  # damaged aggregates files already warned about
         for split, value in (loggers or {}).items():
             for logger in [value] if isinstance(value, MetricLogger) else value:
                 self.register_logger(split, logger)
@@ -230,7 +236,7 @@ class MetricStore:
         for logger in self._loggers[split]:
             current = getattr(logger, "current_epoch", None)
             if current is None or epoch < current:  # an open epoch has no aggregates yet
-                found = _find_aggregate(_read_aggregates(logger, epoch), name)
+                found = _find_aggregate(_read_aggregates(logger, epoch, self._reported), name)
                 if found is not None:
                     return found.value
             entries = logger.read_numeric(name, epoch)
