@@ -1,4 +1,5 @@
-"""Burn's training system: `LearnerBuilder`, `Learner`, train/valid steps and their outputs.
+"""Burn's training system: `LearnerBuilder` and `SupervisedTraining`, `Learner`, `Evaluator`,
+train/valid steps and their outputs.
 
 See README.md in this folder for the loop's event order and how its parts meet.
 """
@@ -34,8 +35,9 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time, imported o
     )
     from burnish.train.result import TrainingResult
     from burnish.train.split import Split
-    from burnish.train.step import TrainStep, ValidStep
+    from burnish.train.step import InferenceStep, TrainStep, ValidStep
     from burnish.train.summary import LearnerSummary
+    from burnish.train.supervised import SupervisedTraining
 
 # name -> defining module, imported on first access (PEP 562) so that importing one part of
 # burnish.train (a metric, a renderer) does not import the whole learner.
@@ -47,6 +49,7 @@ _LAZY = {
     "ComposedCheckpointingStrategy": "burnish.train.checkpoint",
     "Direction": "burnish.train.metric.store",
     "EarlyStoppingStrategy": "burnish.train.early_stopping",
+    "InferenceStep": "burnish.train.step",
     "Interrupter": "burnish.train.interrupter",
     "KeepLastNCheckpoints": "burnish.train.checkpoint",
     "Learner": "burnish.train.learner",
@@ -60,6 +63,7 @@ _LAZY = {
     "SequenceOutput": "burnish.train.output",
     "Split": "burnish.train.split",
     "StoppingCondition": "burnish.train.early_stopping",
+    "SupervisedTraining": "burnish.train.supervised",
     "TrainOutput": "burnish.train.output",
     "TrainStep": "burnish.train.step",
     "TrainingResult": "burnish.train.result",
@@ -74,6 +78,7 @@ __all__ = [
     "ComposedCheckpointingStrategy",
     "Direction",
     "EarlyStoppingStrategy",
+    "InferenceStep",
     "Interrupter",
     "KeepLastNCheckpoints",
     "Learner",
@@ -87,6 +92,7 @@ __all__ = [
     "SequenceOutput",
     "Split",
     "StoppingCondition",
+    "SupervisedTraining",
     "TrainOutput",
     "TrainStep",
     "TrainingResult",

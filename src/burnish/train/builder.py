@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -32,6 +33,8 @@ from burnish.train.split import Split
 from burnish.train.tracking import DEFAULT_LOG_EVERY
 
 if TYPE_CHECKING:
+    from typing_extensions import Self
+
     from burnish.lr_scheduler import LrScheduler
     from burnish.optim import Optimizer
     from burnish.record.base import FileRecorder
@@ -45,43 +48,21 @@ if TYPE_CHECKING:
 
 _DEFAULT: Literal["default"] = "default"
 
-__all__ = ["LearnerBuilder"]
+__all__ = ["LearnerBuilder", "TrainingBuilder"]
 
 
-class LearnerBuilder:
-    """Configures and builds a `Learner`; every method returns the builder.
+class TrainingBuilder:
+    """The settings `LearnerBuilder` and `SupervisedTraining` share, written once.
 
-    The methods are Burn's `LearnerBuilder`'s (metrics, epochs, devices, checkpoints,
-    early stopping, renderer, loggers), plus `resume`, `checkpoint_every`, `deterministic`,
-    `mixed_precision`, `compile`, `strategy` and `log_to`. Settings are checked when given or
-    at `build`; nothing runs until `Learner.fit`.
+    Every method returns the builder. The methods are Burn's (metrics, epochs, devices,
+    checkpoints, early stopping, renderer, loggers), plus burnish's `resume`,
+    `checkpoint_every`, `deterministic`, `mixed_precision`, `compile`, `strategy`, `log_to`
+    and `log_every`. Settings are checked when given or when the learner is built; nothing runs
+    until training starts.
 
     Args:
         artifact_dir: where `experiment.log`, metric logs (`train/`, `valid/`) and
             `checkpoint/` are written.
-
-    Example:
-        `model` has `train_step(batch) -> TrainOutput` and `valid_step(batch)` (see the
-        guide's basic workflow); the data loaders come from `DataLoaderBuilder`:
-
-        >>> from burnish.optim import AdamConfig
-        >>> from burnish.record import CompactRecorder
-        >>> from burnish.train import LearnerBuilder
-        >>> from burnish.train.metric import AccuracyMetric, LossMetric
-        >>> learner = (
-        ...     LearnerBuilder("artifacts/mnist")
-        ...     .metric_train_numeric(AccuracyMetric())
-        ...     .metric_valid_numeric(AccuracyMetric())
-        ...     .metric_train_numeric(LossMetric())
-        ...     .metric_valid_numeric(LossMetric())
-        ...     .with_file_checkpointer(CompactRecorder())
-        ...     .devices(["cuda"])
-        ...     .num_epochs(10)
-        ...     .summary()
-        ...     .build(model, AdamConfig().init(), 1e-4)
-        ... )  # doctest: +SKIP
-        >>> result = learner.fit(dataloader_train, dataloader_valid)  # doctest: +SKIP
-        >>> result.model.save_file("artifacts/mnist/model", CompactRecorder())  # doctest: +SKIP
     """
 
     def __init__(self, artifact_dir: str | os.PathLike) -> None:
@@ -113,23 +94,53 @@ class LearnerBuilder:
 
     # -- metrics ---------------------------------------------------------------------------
 
-    def metric_train_numeric(self, metric: Metric) -> LearnerBuilder:
+    def metric_train_numeric(self, metric: Metric) -> Self:
         """Register a numeric training metric: logged per epoch, plotted in the dashboard."""
         return self._add_metric(Split.TRAIN, metric, numeric=True)
 
-    def metric_valid_numeric(self, metric: Metric) -> LearnerBuilder:
+    def metric_valid_numeric(self, metric: Metric) -> Self:
         """Register a numeric validation metric: logged per epoch, plotted in the dashboard."""
         return self._add_metric(Split.VALID, metric, numeric=True)
 
-    def metric_train(self, metric: Metric) -> LearnerBuilder:
+    def metric_train(self, metric: Metric) -> Self:
         """Register a training metric shown as text in the dashboard and logged as text."""
         return self._add_metric(Split.TRAIN, metric, numeric=False)
 
-    def metric_valid(self, metric: Metric) -> LearnerBuilder:
+    def metric_valid(self, metric: Metric) -> Self:
         """Register a validation metric shown as text in the dashboard and logged as text."""
         return self._add_metric(Split.VALID, metric, numeric=False)
 
-    def _add_metric(self, split: Split, metric: Metric, numeric: bool) -> LearnerBuilder:
+    def metrics(self, *metrics: Metric) -> Self:
+        """Register numeric metrics on both splits at once (Burn: `.metrics((a, b, c))`).
+
+        Each metric is logged per epoch and plotted in the dashboard for training and
+        validation; the validation split gets its own copy, so the two never share a state.
+
+        Example:
+            >>> from burnish.train import LearnerBuilder
+            >>> from burnish.train.metric import AccuracyMetric, LossMetric
+            >>> builder = LearnerBuilder("artifacts").metrics(AccuracyMetric(), LossMetric())
+        """
+        from burnish.train.metric.base import Numeric
+
+        for metric in metrics:
+            if not isinstance(metric, Numeric):
+                raise TypeError(
+                    f"`metrics` takes Numeric metrics; {type(metric).__name__} is not one. "
+                    "Register it with `metrics_text(...)` instead."
+                )
+            self._add_metric(Split.TRAIN, metric, numeric=True)
+            self._add_metric(Split.VALID, copy.deepcopy(metric), numeric=True)
+        return self
+
+    def metrics_text(self, *metrics: Metric) -> Self:
+        """Register text metrics on both splits at once (Burn: `.metrics_text((a, b))`)."""
+        for metric in metrics:
+            self._add_metric(Split.TRAIN, metric, numeric=False)
+            self._add_metric(Split.VALID, copy.deepcopy(metric), numeric=False)
+        return self
+
+    def _add_metric(self, split: Split, metric: Metric, numeric: bool) -> Self:
         from burnish.train.metric.base import Metric, Numeric
 
         if not isinstance(metric, Metric):
@@ -151,13 +162,13 @@ class LearnerBuilder:
 
     # -- loop ------------------------------------------------------------------------------
 
-    def num_epochs(self, num_epochs: int) -> LearnerBuilder:
+    def num_epochs(self, num_epochs: int) -> Self:
         """How many epochs to train (1-based, inclusive)."""
         _require_positive("num_epochs", num_epochs)
         self._num_epochs = num_epochs
         return self
 
-    def devices(self, devices: Sequence[torch.device | str]) -> LearnerBuilder:
+    def devices(self, devices: Sequence[torch.device | str]) -> Self:
         """The device to train on (one per process); `fit` moves the model and data there."""
         if isinstance(devices, (str, torch.device)):
             raise TypeError(
@@ -175,9 +186,7 @@ class LearnerBuilder:
         self._device = parse_device(devices[0])
         return self
 
-    def grads_accumulation(
-        self, accumulation: int, lr_step: LrStep = "iteration"
-    ) -> LearnerBuilder:
+    def grads_accumulation(self, accumulation: int, lr_step: LrStep = "iteration") -> Self:
         """Step the optimizer once every `accumulation` iterations with summed gradients.
 
         Args:
@@ -209,24 +218,24 @@ class LearnerBuilder:
         """The interrupter of this run: call `.stop()` on it to stop after the current step."""
         return self._interrupter
 
-    def with_interrupter(self, interrupter: Interrupter) -> LearnerBuilder:
+    def with_interrupter(self, interrupter: Interrupter) -> Self:
         """Use a given interrupter (e.g. shared with a UI)."""
         self._interrupter = interrupter
         return self
 
-    def early_stopping(self, strategy: EarlyStoppingStrategy) -> LearnerBuilder:
+    def early_stopping(self, strategy: EarlyStoppingStrategy) -> Self:
         """Stop when `strategy.should_stop(epoch, store)` says so (after each epoch)."""
         self._early_stopping = strategy
         return self
 
-    def deterministic(self, enabled: bool = True) -> LearnerBuilder:
+    def deterministic(self, enabled: bool = True) -> Self:
         """Use torch's deterministic algorithms during `fit` (with `bn.seed`: repeatable runs)."""
         self._deterministic = enabled
         if enabled:
             os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         return self
 
-    def compile(self, *, step: bool = False, **options: Any) -> LearnerBuilder:
+    def compile(self, *, step: bool = False, **options: Any) -> Self:
         """Run the model through `torch.compile(**options)` during `fit`.
 
         By default the model's `forward` is compiled; `bn.backward` and the optimizer step
@@ -257,7 +266,7 @@ class LearnerBuilder:
         self._compile_step = step
         return self
 
-    def mixed_precision(self, precision: str | torch.dtype) -> LearnerBuilder:
+    def mixed_precision(self, precision: str | torch.dtype) -> Self:
         """Run `train_step` and `valid_step` under `torch.autocast` in a half type.
 
         Parameters, gradients, optimizer state and checkpoints stay float32. With float16,
@@ -279,7 +288,7 @@ class LearnerBuilder:
 
     def strategy(
         self, name: str, *, shard_policy: Callable[[nn.Module], bool] | None = None
-    ) -> LearnerBuilder:
+    ) -> Self:
         """How the model is spread over the ranks under torchrun (alone, it trains as is).
 
         `"ddp"` (the default): every rank holds the whole model; gradients are averaged in
@@ -310,17 +319,17 @@ class LearnerBuilder:
 
     # -- checkpoints -----------------------------------------------------------------------
 
-    def with_file_checkpointer(self, recorder: FileRecorder) -> LearnerBuilder:
+    def with_file_checkpointer(self, recorder: FileRecorder) -> Self:
         """Save model, optimizer, scheduler and loop state under `checkpoint/` each epoch."""
         self._recorder = recorder
         return self
 
-    def with_checkpointing_strategy(self, strategy: CheckpointingStrategy) -> LearnerBuilder:
+    def with_checkpointing_strategy(self, strategy: CheckpointingStrategy) -> Self:
         """Which epoch checkpoints to keep (default: last 2 + best valid loss)."""
         self._strategy = strategy
         return self
 
-    def checkpoint(self, epoch: int | Literal["latest"]) -> LearnerBuilder:
+    def checkpoint(self, epoch: int | Literal["latest"]) -> Self:
         """Resume from the checkpoint of `epoch`, or `"latest"` (fails if there is none)."""
         if epoch == ResumeFrom.LATEST.value:
             self._resume_from = ResumeFrom.LATEST
@@ -333,12 +342,12 @@ class LearnerBuilder:
         self._resume_from = epoch
         return self
 
-    def resume(self) -> LearnerBuilder:
+    def resume(self) -> Self:
         """Continue from the newest complete checkpoint, exactly; start fresh if there is none."""
         self._resume_from = ResumeFrom.AUTO
         return self
 
-    def checkpoint_every(self, iterations: int) -> LearnerBuilder:
+    def checkpoint_every(self, iterations: int) -> Self:
         """Also commit a checkpoint every `iterations` training iterations (crash safety)."""
         _require_positive("checkpoint_every", iterations)
         self._checkpoint_every = iterations
@@ -346,17 +355,17 @@ class LearnerBuilder:
 
     # -- output ----------------------------------------------------------------------------
 
-    def renderer(self, renderer: MetricsRenderer) -> LearnerBuilder:
+    def renderer(self, renderer: MetricsRenderer) -> Self:
         """Use this `MetricsRenderer` instead of the default (TUI in a terminal, else CLI)."""
         self._renderer = renderer
         return self
 
-    def with_metric_logger(self, train: MetricLogger, valid: MetricLogger) -> LearnerBuilder:
+    def with_metric_logger(self, train: MetricLogger, valid: MetricLogger) -> Self:
         """Use these metric loggers for the train and valid splits instead of files."""
         self._loggers = {Split.TRAIN: train, Split.VALID: valid}
         return self
 
-    def log_to(self, *loggers: ExperimentLogger, config: Any = None) -> LearnerBuilder:
+    def log_to(self, *loggers: ExperimentLogger, config: Any = None) -> Self:
         """Also send the run to experiment trackers, beside Burn's file logs (rank 0 only).
 
         Each tracker gets every numeric metric of both splits per epoch, the batch values of
@@ -393,7 +402,7 @@ class LearnerBuilder:
             self._tracker_config = config
         return self
 
-    def log_every(self, iterations: int) -> LearnerBuilder:
+    def log_every(self, iterations: int) -> Self:
         """Give the trackers (`log_to`) iteration values every `iterations` iterations.
 
         Training iterations are logged when the global step (training iterations since the
@@ -407,44 +416,18 @@ class LearnerBuilder:
         self._log_every = iterations
         return self
 
-    def with_application_logger(
-        self, installer: ApplicationLoggerInstaller | None
-    ) -> LearnerBuilder:
+    def with_application_logger(self, installer: ApplicationLoggerInstaller | None) -> Self:
         """Install this application logger (None: leave Python logging alone)."""
         self._application_logger = installer
         return self
 
-    def summary(self) -> LearnerBuilder:
+    def summary(self) -> Self:
         """Print the LearnerSummary table when `fit` ends."""
         self._summary = True
         return self
 
-    # -- build -----------------------------------------------------------------------------
-
-    def build(
-        self,
-        model: nn.Module,
-        optim: Optimizer,
-        lr_scheduler: LrScheduler | float | Any,
-        dataloader_train: Any = None,
-        dataloader_valid: Any = None,
-    ) -> Learner:
-        """Create the `Learner`.
-
-        Args:
-            model: the model to train; it implements `TrainStep` and `ValidStep`.
-            optim: its optimizer, e.g. `AdamConfig().init()`.
-            lr_scheduler: a scheduler, a scheduler config, or a float (a constant rate).
-            dataloader_train: the training data, if not given to `fit`.
-            dataloader_valid: the validation data, if not given to `fit`.
-
-        Raises:
-            ValueError: when the configuration cannot work (see the message for the fix), e.g.
-                a device of `.devices(...)` that this machine does not have.
-        """
-        from burnish.lr_scheduler import as_scheduler
-        from burnish.train.learner import Learner
-
+    def _learner_options(self, optim: Optimizer) -> LearnerOptions:
+        """The settings as `LearnerOptions`, checked against this machine and `optim`."""
         options = self._options()
         if options.device is not None:
             check_device(options.device)
@@ -458,9 +441,7 @@ class LearnerBuilder:
                 strategy=options.strategy,
                 world_size=int(os.environ.get("WORLD_SIZE", "1")),
             )
-        return Learner(
-            model, optim, as_scheduler(lr_scheduler), options, dataloader_train, dataloader_valid
-        )
+        return options
 
     def _options(self) -> LearnerOptions:
         from burnish.train.checkpoint import default_checkpointing_strategy
@@ -536,6 +517,74 @@ class LearnerBuilder:
                         f"of that name is registered (registered: {names}). Add it with "
                         f"`metric_{split}_numeric(...)`."
                     )
+
+
+class LearnerBuilder(TrainingBuilder):
+    """Configures and builds a `Learner`; every method returns the builder.
+
+    The methods are Burn's `LearnerBuilder`'s (metrics, epochs, devices, checkpoints,
+    early stopping, renderer, loggers) plus burnish's (see `TrainingBuilder`, which holds
+    them all: `SupervisedTraining` has the same ones). Settings are checked when given or at
+    `build`; nothing runs until `Learner.fit`.
+
+    Args:
+        artifact_dir: where `experiment.log`, metric logs (`train/`, `valid/`) and
+            `checkpoint/` are written.
+
+    Example:
+        `model` has `train_step(batch) -> TrainOutput` and `valid_step(batch)` (see the
+        guide's basic workflow); the data loaders come from `DataLoaderBuilder`:
+
+        >>> from burnish.optim import AdamConfig
+        >>> from burnish.record import CompactRecorder
+        >>> from burnish.train import LearnerBuilder
+        >>> from burnish.train.metric import AccuracyMetric, LossMetric
+        >>> learner = (
+        ...     LearnerBuilder("artifacts/mnist")
+        ...     .metric_train_numeric(AccuracyMetric())
+        ...     .metric_valid_numeric(AccuracyMetric())
+        ...     .metric_train_numeric(LossMetric())
+        ...     .metric_valid_numeric(LossMetric())
+        ...     .with_file_checkpointer(CompactRecorder())
+        ...     .devices(["cuda"])
+        ...     .num_epochs(10)
+        ...     .summary()
+        ...     .build(model, AdamConfig().init(), 1e-4)
+        ... )  # doctest: +SKIP
+        >>> result = learner.fit(dataloader_train, dataloader_valid)  # doctest: +SKIP
+        >>> result.model.save_file("artifacts/mnist/model", CompactRecorder())  # doctest: +SKIP
+    """
+
+    # -- build -----------------------------------------------------------------------------
+
+    def build(
+        self,
+        model: nn.Module,
+        optim: Optimizer,
+        lr_scheduler: LrScheduler | float | Any,
+        dataloader_train: Any = None,
+        dataloader_valid: Any = None,
+    ) -> Learner:
+        """Create the `Learner`.
+
+        Args:
+            model: the model to train; it implements `TrainStep` and `ValidStep`.
+            optim: its optimizer, e.g. `AdamConfig().init()`.
+            lr_scheduler: a scheduler, a scheduler config, or a float (a constant rate).
+            dataloader_train: the training data, if not given to `fit`.
+            dataloader_valid: the validation data, if not given to `fit`.
+
+        Raises:
+            ValueError: when the configuration cannot work (see the message for the fix), e.g.
+                a device of `.devices(...)` that this machine does not have.
+        """
+        from burnish.lr_scheduler import as_scheduler
+        from burnish.train.learner import Learner
+
+        options = self._learner_options(optim)
+        return Learner(
+            model, optim, as_scheduler(lr_scheduler), options, dataloader_train, dataloader_valid
+        )
 
 
 def _require_positive(name: str, value: Any) -> None:
