@@ -27,7 +27,10 @@ def bad(run_dir, tmp_path):
 CASES = {  # id: (arguments, with RUN and BAD standing for the run and the bad inputs, fragments)
     "summary-missing": (["summary", "BAD/missing"], ["burnish summary: error: No such directory"]),
     "summary-file": (["summary", "RUN/model.mpk"], ["is a file, not a run's artifact directory"]),
-    "summary-empty-dir": (["summary", "BAD/empty-dir"], ["No training or validation artifacts"]),
+    "summary-empty-dir": (
+        ["summary", "BAD/empty-dir"],
+        ["No training, validation or test artifacts"],
+    ),
     "summary-no-logs": (["summary", "BAD/no-logs"], ["has no numeric metric logs"]),
     "report-missing": (["report", "BAD/missing"], ["burnish report: error: No such directory"]),
     "report-no-logs": (["report", "BAD/no-logs"], ["has no numeric metric logs"]),

@@ -100,12 +100,16 @@ def _metric_card(curves: MetricCurves, epochs: int) -> str:
 
 def _summary(summary: Any) -> str:
     rows = []
-    for split, metrics in (("Train", summary.metrics.train), ("Valid", summary.metrics.valid)):
+    tests = [(f"Test ({tag})", m) for tag, m in sorted(summary.metrics.test.items())]
+    splits = [("Train", summary.metrics.train), ("Valid", summary.metrics.valid), *tests]
+    for split, metrics in splits:
         for metric in metrics:
             low, high, last = metric.min, metric.max, metric.entries[-1]
+            # An evaluation (test split) has one value and no epoch.
+            steps = ("-", "-") if split.startswith("Test") else (str(low.step), str(high.step))
             rows.append(
-                [escape(split), escape(metric.name), _number(low.value), str(low.step),
-                 _number(high.value), str(high.step), _number(last.value)]
+                [escape(split), escape(metric.name), _number(low.value), steps[0],
+                 _number(high.value), steps[1], _number(last.value)]
             )  # fmt: skip
     header = ["Split", "Metric", "Min.", "Epoch", "Max.", "Epoch", "Last"]
     return "<h2>Learner summary</h2>" + _table(header, rows, numeric={2, 3, 4, 5, 6})

@@ -56,9 +56,10 @@ def learner_summary(directory: Path) -> Any:
         summary = LearnerSummary.from_dir(directory)
     except FileNotFoundError as error:
         raise CommandError(str(error)) from None
-    if not summary.metrics.train and not summary.metrics.valid:
+    if not summary.metrics.train and not summary.metrics.valid and not summary.metrics.test:
         raise CommandError(
-            f"{directory} has no numeric metric logs (expected `train/epoch-N/<Metric>.log` or "
-            "`valid/...`): the run logged nothing yet, or this is not a run's directory."
+            f"{directory} has no numeric metric logs (expected `train/epoch-N/<Metric>.log`, "
+            "`valid/...` or an evaluation's `test/<name>/<Metric>.log`): the run logged "
+            "nothing yet, or this is not a run's directory."
         )
     return summary

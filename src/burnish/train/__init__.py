@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time, imported o
         MetricEarlyStoppingStrategy,
         StoppingCondition,
     )
+    from burnish.train.evaluator import EvaluationResult, Evaluator, EvaluatorBuilder
     from burnish.train.interrupter import Interrupter
     from burnish.train.learner import Learner
     from burnish.train.metric.store import Aggregate, Direction, MetricStore
@@ -49,6 +50,9 @@ _LAZY = {
     "ComposedCheckpointingStrategy": "burnish.train.checkpoint",
     "Direction": "burnish.train.metric.store",
     "EarlyStoppingStrategy": "burnish.train.early_stopping",
+    "EvaluationResult": "burnish.train.evaluator",
+    "Evaluator": "burnish.train.evaluator",
+    "EvaluatorBuilder": "burnish.train.evaluator",
     "InferenceStep": "burnish.train.step",
     "Interrupter": "burnish.train.interrupter",
     "KeepLastNCheckpoints": "burnish.train.checkpoint",
@@ -78,6 +82,9 @@ __all__ = [
     "ComposedCheckpointingStrategy",
     "Direction",
     "EarlyStoppingStrategy",
+    "EvaluationResult",
+    "Evaluator",
+    "EvaluatorBuilder",
     "InferenceStep",
     "Interrupter",
     "KeepLastNCheckpoints",

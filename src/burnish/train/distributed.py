@@ -18,15 +18,19 @@ See docs/distributed.md.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import datetime
 import gc
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
+
+from burnish.run_lock import RunLock, RunLockedError
 
 __all__ = ["DistributedContext"]
 
@@ -81,6 +85,30 @@ class DistributedContext:
         with torch.no_grad():
             for tensor in [*module.parameters(), *module.buffers()]:
                 dist.broadcast(tensor.data, src=0)
+
+    @contextlib.contextmanager
+    def run_lock(self, directory: Path) -> Iterator[None]:
+        """Rank 0 holds `directory`'s run lock for the block; every rank fails if it can't.
+
+        Raises:
+            RunLockedError: on every rank, if another run is writing in `directory`.
+        """
+        lock = RunLock(directory)
+        error: RunLockedError | None = None
+        if self.is_main:
+            try:
+                lock.acquire()
+            except RunLockedError as raised:
+                error = raised
+        if self.agree(error is not None):
+            raise error or RunLockedError(
+                f"Rank 0 could not lock the artifact directory {str(directory)!r}: another run "
+                "is writing there (rank 0's error says which). Use another artifact directory."
+            )
+        try:
+            yield
+        finally:
+            lock.release()
 
     def agree(self, flag: bool) -> bool:
         """Rank 0's value of `flag`, on every rank (for decisions all ranks must share)."""

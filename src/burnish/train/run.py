@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -19,7 +18,6 @@ from torch import nn
 
 from burnish.module import valid
 from burnish.optim import GradientsParams
-from burnish.run_lock import RunLock, RunLockedError
 from burnish.train.accumulation import Accumulation
 from burnish.train.batch_check import check_batch_device, model_device
 from burnish.train.checkpoint.learning import LearningCheckpointer
@@ -354,7 +352,7 @@ class Run:
         options, context = self.options, self.context
         installer = options.application_logger if context.is_main else None
         with contextlib.ExitStack() as stack:
-            stack.enter_context(_run_lock(context, options.artifact_dir))
+            stack.enter_context(context.run_lock(options.artifact_dir))
             if installer is not None:
                 installer.install()
                 stack.callback(installer.uninstall)
@@ -401,27 +399,6 @@ def learner_summary(options: LearnerOptions, epochs: int | None = None) -> Learn
     except FileNotFoundError as error:
         log.warning("No summary: %s", error)
         return None
-
-
-@contextlib.contextmanager
-def _run_lock(context: DistributedContext, directory: Path) -> Iterator[None]:
-    """Rank 0 holds the artifact directory's lock for the fit; every rank fails if it can't."""
-    lock = RunLock(directory)
-    error: RunLockedError | None = None
-    if context.is_main:
-        try:
-            lock.acquire()
-        except RunLockedError as raised:
-            error = raised
-    if context.agree(error is not None):
-        raise error or RunLockedError(
-            f"Rank 0 could not lock the artifact directory {str(directory)!r}: another run is "
-            "writing there (rank 0's error says which). Use another artifact directory."
-        )
-    try:
-        yield
-    finally:
-        lock.release()
 
 
 def _mixed_precision(dtype: torch.dtype | None, model: nn.Module) -> MixedPrecision | None:

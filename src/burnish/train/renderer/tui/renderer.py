@@ -132,6 +132,19 @@ class TuiMetricsRenderer(MetricsRenderer):
         self._thread = threading.Thread(target=self._ui_loop, name="burnish-tui", daemon=True)
         self._thread.start()
 
+    def start_test(self, name: str, interrupter: Interrupter) -> None:
+        """Show the evaluation of the data set `name` (starting the dashboard if needed)."""
+        if self._live is None and self._fallback is None:
+            self.start(1, interrupter)
+        self._interrupter = interrupter
+        with self._lock:
+            fallback = self._fallback
+            if fallback is None and self._state is not None:
+                self._state.start_test(name)
+                self._dirty = True
+        if fallback is not None:
+            fallback.start_test(name, interrupter)
+
     def due(self) -> bool:
         """True at most once per refresh interval (one clock read per call)."""
         fallback = self._fallback
@@ -145,7 +158,7 @@ class TuiMetricsRenderer(MetricsRenderer):
 
     def render(self, snapshot: RenderSnapshot) -> None:
         """Store the snapshot; the UI thread draws it within `refresh_interval_s`."""
-        check_split(snapshot.split)
+        check_split(snapshot.split, tuple(Split))
         if self._state is None:
             return
         with self._lock:
@@ -158,7 +171,7 @@ class TuiMetricsRenderer(MetricsRenderer):
 
     def end_epoch(self, split: Split | str, epoch: int, values: dict[str, float]) -> None:
         """Show the epoch's final values in the metrics panel."""
-        split = check_split(split)
+        split = check_split(split, tuple(Split))
         if self._state is None:
             return
         with self._lock:
