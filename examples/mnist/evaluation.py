@@ -33,11 +33,7 @@ def evaluate(
         .num_workers(config.num_workers)
         .build(limited(MnistDataset.test(), limit))
     )
-    evaluator = (
-        EvaluatorBuilder(artifact_dir).metrics(AccuracyMetric(), LossMetric()).build(model)
-    )
+    evaluator = EvaluatorBuilder(artifact_dir).metrics(AccuracyMetric(), LossMetric()).build(model)
     result = evaluator.eval("mnist-test", dataloader_test)
-    print(
-        f"Test accuracy (evaluator): {result.metrics['Accuracy']:.2f}% on {result.items} images"
-    )
+    print(f"Test accuracy (evaluator): {result.metrics['Accuracy']:.2f}% on {result.items} images")
     return result
