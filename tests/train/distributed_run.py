@@ -4,10 +4,12 @@
     python tests/train/distributed_run.py ARTIFACT_DIR OUT [--epochs N] [--batch-size B]
         [--resume-epoch E] [--custom-loop] [--crash-at I] [--kill-at I]
         [--checkpoint-every K] [--accumulate N] [--unused] [--modify-grads] [--fsdp] [--adam]
-        [--bf16] [--csv]
+        [--bf16] [--csv] [--kill-rank R]
 
 Rank 0 writes the final parameters to OUT. `--crash-at` makes rank 1 raise at its I-th step;
-`--kill-at` makes rank 0 SIGKILL itself at its I-th step (resumed with `resume()`).
+`--kill-at` makes rank `--kill-rank` (default 0) SIGKILL itself at its I-th step (resumed with
+`resume()`), in the first attempt only: a group that torchrun restarts
+(`--max-restarts`) runs on.
 `--unused` trains a model with a parameter no step uses and one only some batches use, in
 1 KB gradient buckets; `--modify-grads` changes a gradient in place inside `train_step`.
 `--fsdp` shards the model with `strategy("fsdp")`; `--adam` trains with Adam instead of SGD;
@@ -43,18 +45,22 @@ from tests.train.helpers import Mlp, builder, loaders  # noqa: E402
 
 
 class CrashingMlp(Mlp):
-    """Rank 1 raises at its `crash_at`-th step; rank 0 SIGKILLs itself at its `kill_at`-th."""
+    """Rank 1 raises at its `crash_at`-th step; rank `kill_rank` SIGKILLs itself at its
+    `kill_at`-th, unless torchrun restarted the group already."""
 
-    def __init__(self, crash_at: int = 0, kill_at: int = 0) -> None:
+    def __init__(self, crash_at: int = 0, kill_at: int = 0, kill_rank: int = 0) -> None:
         super().__init__()
         self.crash_at, self.kill_at, self.calls = crash_at, kill_at, 0
+        self.kill_rank = kill_rank
+        if os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") != "0":
+            self.kill_at = 0
 
     def train_step(self, batch):
         self.calls += 1
         rank = int(os.environ.get("RANK", "0"))
         if self.calls == self.crash_at and rank == 1:
             raise RuntimeError("rank 1 failed on purpose")
-        if self.calls == self.kill_at and rank == 0:
+        if self.calls == self.kill_at and rank == self.kill_rank:
             os.kill(os.getpid(), signal.SIGKILL)
         return super().train_step(batch)
 
@@ -87,7 +93,7 @@ class ModifyingMlp(Mlp):
 
 def learner_run(args) -> torch.nn.Module:
     bn.seed(3)
-    model = CrashingMlp(args.crash_at, args.kill_at)
+    model = CrashingMlp(args.crash_at, args.kill_at, args.kill_rank)
     optim = SgdConfig().init()
     if args.unused:
         grad_sync.BUCKET_BYTES = 1024  # several buckets, launched as gradients arrive
@@ -147,6 +153,7 @@ def main() -> None:
     parser.add_argument("--custom-loop", action="store_true")
     parser.add_argument("--crash-at", type=int, default=0)
     parser.add_argument("--kill-at", type=int, default=0)
+    parser.add_argument("--kill-rank", type=int, default=0)
     parser.add_argument("--checkpoint-every", type=int, default=0)
     parser.add_argument("--accumulate", type=int, default=0)
     parser.add_argument("--unused", action="store_true")

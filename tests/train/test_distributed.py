@@ -14,13 +14,17 @@ SCRIPT = Path(__file__).with_name("distributed_run.py")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
-def torchrun(*args: str, nproc: int = 2, timeout: float = 240) -> subprocess.CompletedProcess:
+def torchrun(
+    *args: str, nproc: int = 2, timeout: float = 240, restarts: int = 0
+) -> subprocess.CompletedProcess:
     command = [
         sys.executable,
         "-m",
         "torch.distributed.run",
         "--standalone",
         f"--nproc_per_node={nproc}",
+        f"--max-restarts={restarts}",
+        "--monitor-interval=0.5",
         str(SCRIPT),
         *args,
     ]
@@ -136,6 +140,26 @@ def test_sigkill_mid_epoch_under_two_ranks_then_resume_is_bit_identical(tmp_path
         for epoch in (1, 2):
             relative = f"artifacts/{split}/epoch-{epoch}/Loss.log"
             assert (resumed / relative).read_bytes() == (straight / relative).read_bytes()
+
+
+def test_elastic_restart_after_a_rank_is_killed_mid_epoch_is_bit_identical(tmp_path):
+    """torchrun --max-restarts=1: rank 1 SIGKILLed mid-epoch; the agent restarts the group,
+    which resumes from the newest committed checkpoint and ends as an uninterrupted run."""
+    straight = tmp_path / "straight"
+    check(torchrun(str(straight / "artifacts"), str(straight / "final.pt")))
+    elastic = tmp_path / "elastic"
+    flags = ("--checkpoint-every", "3", "--kill-at", "13", "--kill-rank", "1")
+    done = torchrun(str(elastic / "artifacts"), str(elastic / "final.pt"), *flags, restarts=1)
+    check(done)
+    log = (elastic / "artifacts" / "experiment.log").read_text()
+    # 8 iterations per epoch: the kill at step 13 is epoch 2, iteration 5; the newest
+    # committed checkpoint then was epoch 2, iteration 3.
+    assert "epoch-2-iteration-3" in log, log[-2000:]
+    assert_params_close(elastic / "final.pt", straight / "final.pt", atol=0)
+    for split in ("train", "valid"):
+        for epoch in (1, 2):
+            relative = f"artifacts/{split}/epoch-{epoch}/Loss.log"
+            assert (elastic / relative).read_bytes() == (straight / relative).read_bytes()
 
 
 @pytest.mark.parametrize("strategy", ["ddp", "fsdp"])
