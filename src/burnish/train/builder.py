@@ -158,6 +158,8 @@ class TrainingBuilder:
                 "is a log file, so register each metric once per split."
             )
         self._metrics[split].append(metric)
+        for companion in metric.companions():  # e.g. ThroughputMetric's MFU
+            self._add_metric(split, companion, numeric)
         return self
 
     # -- loop ------------------------------------------------------------------------------
