@@ -84,6 +84,10 @@ class ThroughputMetric(Numeric):
     """
 
     higher_is_better = True
+    _items: torch.Tensor | float  # counted this epoch (a device tensor for tensor counts)
+    _seconds: float  # counted this epoch
+    _last: float | None  # the previous update's time; None: the next update starts a segment
+    _world_size: int
 
     def __init__(
         self,
@@ -144,9 +148,9 @@ class ThroughputMetric(Numeric):
 
     def clear(self) -> None:
         """Start a new epoch: nothing counted, the clock stopped."""
-        self._items: torch.Tensor | float = 0.0
+        self._items = 0.0
         self._seconds = 0.0
-        self._last: float | None = None
+        self._last = None
         self._world_size = 1
 
     def to_record(self) -> dict[str, Any]:
