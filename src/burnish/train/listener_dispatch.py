@@ -221,4 +221,4 @@ def _record_of(listener: Any) -> Any:
 
 
 def _type_name(listener: object) -> str:
-    return type(listener).__qualname__
+    return type(listener).__name__
