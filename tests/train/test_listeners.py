@@ -329,24 +329,30 @@ def test_a_stateful_listener_resumes_exactly_after_sigkill(tmp_path) -> None:
 def test_rank_zero_calls_listeners_unless_they_ask_for_every_rank(tmp_path) -> None:
     from tests.train.test_distributed import check, torchrun
 
-    check(torchrun(str(tmp_path / "artifacts"), str(tmp_path / "final.pt"), "--listeners"))
+    # Batches of 4 on each rank: 32 training iterations per epoch, read back every 16.
+    out = str(tmp_path / "final.pt")
+    check(torchrun(str(tmp_path / "artifacts"), out, "--listeners", "--batch-size", "4"))
     artifacts = tmp_path / "artifacts"
-    assert (artifacts / "listener-main-rank0.json").is_file()
     assert not (artifacts / "listener-main-rank1.json").exists()
-    every = [json.loads((artifacts / f"listener-all-rank{r}.json").read_text()) for r in (0, 1)]
     main = json.loads((artifacts / "listener-main-rank0.json").read_text())
+    every = [json.loads((artifacts / f"listener-all-rank{r}.json").read_text()) for r in (0, 1)]
     # Both ranks saw the same moments, with the same (reduced) values read back.
-    assert every[0] == every[1] == main
-    assert [row[:3] for row in main["epochs"]] == [
-        ["train", 1, ["Accuracy", "Loss"]], ["valid", 1, ["Accuracy", "Loss"]],
-        ["train", 2, ["Accuracy", "Loss"]], ["valid", 2, ["Accuracy", "Loss"]],
+    for seen in every:
+        assert seen["iterations"] == main["iterations"] and seen["epochs"] == main["epochs"]
+    train = [row for row in main["iterations"] if row[0] == "train"]
+    assert len(train) == 2 * 32
+    assert [row[2] for row in train if row[3] is not None] == [16, 32, 16, 32]
+    names = ["Accuracy", "Loss", "Items per Second", "MFU"]
+    assert main["epochs"] == [
+        ["train", 1, names], ["valid", 1, names[:2]], ["train", 2, names], ["valid", 2, names[:2]],
     ]  # fmt: skip
-    assert main["checkpoints"] == ["epoch-1", "epoch-2"]  # rank 0 writes them
+    assert main["checkpoints"] == every[0]["checkpoints"] == ["epoch-1", "epoch-2"]
+    assert every[1]["checkpoints"] == []  # rank 0 writes the checkpoints
     # ThroughputMetric under ranks: the job's rate (world size x the mean rank), MFU per device.
     for epoch in (1, 2):
         rates = _column(artifacts / f"train/epoch-{epoch}/Items_per_Second.log")
         mfu = _column(artifacts / f"train/epoch-{epoch}/MFU.log")
-        assert len(rates) == 8 and rates[-1] > 0
+        assert len(rates) == 32 and rates[-1] > 0
         assert mfu == pytest.approx([100 * r / 2 * 1e6 / 1e9 for r in rates], rel=1e-9)
 
 
