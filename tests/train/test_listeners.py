@@ -342,7 +342,7 @@ def test_rank_zero_calls_listeners_unless_they_ask_for_every_rank(tmp_path) -> N
     train = [row for row in main["iterations"] if row[0] == "train"]
     assert len(train) == 2 * 32
     assert [row[2] for row in train if row[3] is not None] == [16, 32, 16, 32]
-    names = ["Accuracy", "Loss", "Items per Second", "MFU"]
+    names = ["Accuracy", "Loss", "Throughput", "MFU"]
     assert main["epochs"] == [
         ["train", 1, names], ["valid", 1, names[:2]], ["train", 2, names], ["valid", 2, names[:2]],
     ]  # fmt: skip
@@ -350,7 +350,7 @@ def test_rank_zero_calls_listeners_unless_they_ask_for_every_rank(tmp_path) -> N
     assert every[1]["checkpoints"] == []  # rank 0 writes the checkpoints
     # ThroughputMetric under ranks: the job's rate (world size x the mean rank), MFU per device.
     for epoch in (1, 2):
-        rates = _column(artifacts / f"train/epoch-{epoch}/Items_per_Second.log")
+        rates = _column(artifacts / f"train/epoch-{epoch}/Throughput.log")
         mfu = _column(artifacts / f"train/epoch-{epoch}/MFU.log")
         assert len(rates) == 32 and rates[-1] > 0
         assert mfu == pytest.approx([100 * r / 2 * 1e6 / 1e9 for r in rates], rel=1e-9)

@@ -80,7 +80,7 @@ class ThroughputMetric(Numeric):
         >>> from burnish.train.metric import ThroughputMetric
         >>> tokens = ThroughputMetric(tokens=True, flops_per_item=6 * 124e6, peak_flops=989e12)
         >>> tokens.name, tokens.mfu.name
-        ('Tokens per Second', 'MFU')
+        ('Token Throughput', 'MFU')
     """
 
     higher_is_better = True
@@ -99,7 +99,7 @@ class ThroughputMetric(Numeric):
     ) -> None:
         _check_flops(flops_per_item, peak_flops)
         self.tokens = bool(tokens)
-        self.name = "Tokens per Second" if self.tokens else "Items per Second"
+        self.name = "Token Throughput" if self.tokens else "Throughput"
         self.unit = "tokens/s" if self.tokens else "items/s"
         self.flops_per_item = flops_per_item
         self.peak_flops = peak_flops
