@@ -18,6 +18,9 @@ When each method is called (train/README.md has the whole order):
 - `on_checkpoint`: after a checkpoint is saved (on the rank that writes, rank 0).
 - `on_fit_end`: when `fit` returns normally (finished, stopped early or interrupted).
 
+A resumed run that had already ended trains nothing and calls no listener; a run that fails
+with an exception does not call `on_fit_end`.
+
 A listener that has `to_record()` and `load_record(record)` is checkpointed: its record is in
 every checkpoint and loaded on resume, so its state continues exactly.
 """
