@@ -4,7 +4,7 @@
     python tests/train/distributed_run.py ARTIFACT_DIR OUT [--epochs N] [--batch-size B]
         [--resume-epoch E] [--custom-loop] [--crash-at I] [--kill-at I]
         [--checkpoint-every K] [--accumulate N] [--unused] [--modify-grads] [--fsdp] [--adam]
-        [--bf16] [--csv] [--kill-rank R]
+        [--bf16] [--csv] [--kill-rank R] [--listeners]
 
 Rank 0 writes the final parameters to OUT. `--crash-at` makes rank 1 raise at its I-th step;
 `--kill-at` makes rank `--kill-rank` (default 0) SIGKILL itself at its I-th step (resumed with
@@ -16,11 +16,15 @@ Rank 0 writes the final parameters to OUT. `--crash-at` makes rank 1 raise at it
 `--bf16` trains under `mixed_precision("bf16")`.
 `--csv` also logs to `metrics-rank<RANK>.csv` with `log_to(CsvLogger(...))` on every rank,
 an iteration point every 3 steps.
+`--listeners` adds a listener called on rank 0 only and one with `all_ranks = True`, each
+writing what it saw to `listener-{main,all}-rank<RANK>.json` in the artifact directory, and a
+`ThroughputMetric` with MFU to the training metrics.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -37,7 +41,7 @@ import burnish as bn  # noqa: E402
 import burnish.train.grad_sync as grad_sync  # noqa: E402
 from burnish.optim import AdamConfig, GradientsParams, SgdConfig, WeightDecayConfig  # noqa: E402
 from burnish.record import DefaultRecorder  # noqa: E402
-from burnish.train import TrainOutput  # noqa: E402
+from burnish.train import TrainingListener, TrainOutput  # noqa: E402
 from burnish.train.fsdp import full_record  # noqa: E402
 from burnish.train.renderer import CliMetricsRenderer  # noqa: E402
 
@@ -91,6 +95,33 @@ class ModifyingMlp(Mlp):
         return TrainOutput(self, grads, item)
 
 
+class RankJournal(TrainingListener):
+    """Writes the moments it was called at, and the loss and accuracy it got, at fit end."""
+
+    def __init__(self, path: Path, all_ranks: bool) -> None:
+        self.path, self.all_ranks = path, all_ranks
+        self.seen: dict[str, list] = {"iterations": [], "epochs": [], "checkpoints": []}
+
+    def on_iteration_end(self, event):
+        values = event.values
+        shown = None if values is None else {k: values[k] for k in ("Accuracy", "Loss")}
+        self.seen["iterations"].append([str(event.split), event.epoch, event.iteration, shown])
+
+    def on_epoch_end(self, event):
+        self.seen["epochs"].append(["train", event.epoch, list(event.values)])
+
+    def on_validation_end(self, event):
+        self.seen["epochs"].append(["valid", event.epoch, list(event.values)])
+
+    def on_checkpoint(self, event):
+        self.seen["checkpoints"].append(event.path.name)
+
+    def on_fit_end(self, event):
+        rank = os.environ.get("RANK", "0")
+        kind = "all" if self.all_ranks else "main"
+        (self.path / f"listener-{kind}-rank{rank}.json").write_text(json.dumps(self.seen))
+
+
 def learner_run(args) -> torch.nn.Module:
     bn.seed(3)
     model = CrashingMlp(args.crash_at, args.kill_at, args.kill_rank)
@@ -121,6 +152,13 @@ def learner_run(args) -> torch.nn.Module:
 
         rank = os.environ.get("RANK", "0")
         b = b.log_to(CsvLogger(Path(args.artifact_dir) / f"metrics-rank{rank}.csv")).log_every(3)
+    if args.listeners:
+        from burnish.train.metric import ThroughputMetric
+
+        artifacts = Path(args.artifact_dir)
+        b = b.with_listener(RankJournal(artifacts, all_ranks=False))
+        b = b.with_listener(RankJournal(artifacts, all_ranks=True))
+        b = b.metric_train_numeric(ThroughputMetric(flops_per_item=1e6, peak_flops=1e9))
     learner = b.build(model, optim, 0.1)
     train, valid = loaders(batch_size=args.batch_size, train_items=256, valid_items=64)
     return learner.fit(train, valid).model
@@ -162,6 +200,7 @@ def main() -> None:
     parser.add_argument("--adam", action="store_true")
     parser.add_argument("--bf16", action="store_true")
     parser.add_argument("--csv", action="store_true")
+    parser.add_argument("--listeners", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(1)
     model = custom_loop(args) if args.custom_loop else learner_run(args)

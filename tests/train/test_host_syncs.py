@@ -24,9 +24,10 @@ from burnish.record import DefaultRecorder
 from burnish.train import LearnerBuilder
 from burnish.train.checkpoint.learning import LearningCheckpointer
 from burnish.train.logger import CsvLogger
+from burnish.train.metric import ThroughputMetric
 from burnish.train.processor import MetricsProcessor
 
-from tests.train.helpers import Mlp, builder, loaders
+from tests.train.helpers import JournalListener, Mlp, builder, loaders
 
 SYNCING_METHODS = ("item", "tolist", "cpu", "numpy", "__bool__", "__float__", "__int__")
 
@@ -130,6 +131,11 @@ CASES = {
     "bf16": lambda b: b.mixed_precision("bf16"),
     "accumulation+checkpoints": lambda b: b.grads_accumulation(2).checkpoint_every(3),
     "trackers": lambda b: b.log_to(CsvLogger()).log_every(2),
+    "listeners+throughput": lambda b: (
+        b.with_listener(JournalListener())
+        .metric_train_numeric(ThroughputMetric(flops_per_item=1e6, peak_flops=1e12))
+        .checkpoint_every(3)
+    ),
 }
 
 

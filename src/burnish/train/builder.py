@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from burnish.train.checkpoint.strategy import CheckpointingStrategy
     from burnish.train.early_stopping import EarlyStoppingStrategy
     from burnish.train.learner import Learner
+    from burnish.train.listener import TrainingListener
     from burnish.train.logger import ApplicationLoggerInstaller, MetricLogger
     from burnish.train.logger.tracker import ExperimentLogger
     from burnish.train.metric.base import Metric
@@ -91,6 +92,7 @@ class TrainingBuilder:
         self._trackers: list[ExperimentLogger] = []
         self._tracker_config: Any = None
         self._log_every = DEFAULT_LOG_EVERY
+        self._listeners: list[TrainingListener] = []
 
     # -- metrics ---------------------------------------------------------------------------
 
@@ -158,6 +160,8 @@ class TrainingBuilder:
                 "is a log file, so register each metric once per split."
             )
         self._metrics[split].append(metric)
+        for companion in metric.companions():  # e.g. ThroughputMetric's MFU
+            self._add_metric(split, companion, numeric)
         return self
 
     # -- loop ------------------------------------------------------------------------------
@@ -416,6 +420,47 @@ class TrainingBuilder:
         self._log_every = iterations
         return self
 
+    def with_listener(self, listener: TrainingListener) -> Self:
+        """Call `listener` at the run's moments: fit start, each iteration's end, each epoch's
+        and validation's end, each checkpoint, fit end (see `TrainingListener`).
+
+        Listeners run in the order they were added, on rank 0 unless their class sets
+        `all_ranks = True`. Their events carry metric values the learner already read back: a
+        listener adds no host sync. One may stop the run (`event.stop(reason)`); one with
+        `to_record`/`load_record` is checkpointed and resumes exactly. See docs/long-runs.md.
+
+        Example:
+            >>> from burnish.train import LearnerBuilder, TrainingListener
+            >>> class PrintEpochs(TrainingListener):
+            ...     def on_epoch_end(self, event):
+            ...         print(event.epoch, dict(event.values))
+            >>> builder = LearnerBuilder("artifacts").with_listener(PrintEpochs())
+
+        Raises:
+            TypeError: if `listener` is not a `TrainingListener`, or has only one of
+                `to_record` and `load_record`.
+        """
+        from burnish.train.listener import TrainingListener
+
+        if not isinstance(listener, TrainingListener):
+            raise TypeError(
+                "`with_listener` takes a burnish.train.TrainingListener. Received: "
+                f"{listener!r}. Subclass TrainingListener and override the methods you need "
+                "(on_iteration_end, on_epoch_end, ...)."
+            )
+        has = [
+            name for name in ("to_record", "load_record") if callable(getattr(listener, name, None))
+        ]
+        if len(has) == 1:
+            missing = "load_record" if has == ["to_record"] else "to_record"
+            raise TypeError(
+                f"The listener {type(listener).__name__} has `{has[0]}` but no `{missing}`: "
+                "a checkpointed listener needs both (its state goes into each checkpoint and "
+                f"comes back on resume). Add `{missing}`, or remove `{has[0]}`."
+            )
+        self._listeners.append(listener)
+        return self
+
     def with_application_logger(self, installer: ApplicationLoggerInstaller | None) -> Self:
         """Install this application logger (None: leave Python logging alone)."""
         self._application_logger = installer
@@ -489,6 +534,7 @@ class TrainingBuilder:
             trackers=tuple(self._trackers),
             tracker_config=self._tracker_config,
             log_every=self._log_every,
+            listeners=tuple(self._listeners),
         )
 
     def _installer(self) -> ApplicationLoggerInstaller | None:

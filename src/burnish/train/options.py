@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from burnish.train.checkpoint.file import FileCheckpointer
     from burnish.train.checkpoint.strategy import CheckpointingStrategy
     from burnish.train.early_stopping import EarlyStoppingStrategy
+    from burnish.train.listener import TrainingListener
     from burnish.train.logger import ApplicationLoggerInstaller, MetricLogger
     from burnish.train.logger.tracker import ExperimentLogger
     from burnish.train.metric.base import Metric
@@ -65,6 +66,7 @@ class LearnerOptions:
         tracker_config: the config the trackers record as parameters.
         log_every: the trackers get iteration values every this many global training steps
             (and validation iterations).
+        listeners: user code called at the run's moments (`with_listener`), in order.
     """
 
     artifact_dir: Path
@@ -92,3 +94,4 @@ class LearnerOptions:
     trackers: tuple[ExperimentLogger, ...] = ()
     tracker_config: Any = None
     log_every: int = 50
+    listeners: tuple[TrainingListener, ...] = ()

@@ -61,6 +61,8 @@ class SplitMetrics:
     items: list[int] = dataclasses.field(default_factory=list)
     # Under ranks: the metric states summed over the ranks at the last `flush` (for records).
     global_totals: dict[str, list[float]] = dataclasses.field(default_factory=dict)
+    # The numeric values of the last iteration read back (host floats).
+    latest: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         numeric = [m for m in self.metrics if isinstance(m, Numeric)]
@@ -110,11 +112,15 @@ class MetricsProcessor:
 
     def process(
         self, split: Split, item: Any, metadata: MetricMetadata, progress: TrainingProgress
-    ) -> None:
+    ) -> dict[str, float] | None:
         """Update every metric of `split` with one step's output `item`.
 
         `item` is `NO_BATCH` when this rank's validation shard has no batch at this iteration:
         no metric is updated and the rank adds zero-weight entries to the collective drains.
+
+        Returns:
+            When the pending entries were read back at this iteration, this iteration's value
+            of each numeric metric (host floats, for the listeners); else None.
         """
         state = self.splits[split]
         if item is NO_BATCH:
@@ -130,8 +136,10 @@ class MetricsProcessor:
         else:  # the same iterations on every rank: draining is a collective
             drain = len(state.pending) >= self.sync_every
             render = drain and self.renderer.due()
-        if drain:
-            self._drain(state, metadata.epoch, progress if render else None)
+        if not drain:
+            return None
+        self._drain(state, metadata.epoch, progress if render else None)
+        return state.latest
 
     def _update(
         self, state: SplitMetrics, item: Any, metadata: MetricMetadata
@@ -315,6 +323,7 @@ class MetricsProcessor:
                 state.logged[j].add(cast(float, entry.value), entry.count)
             if entries:
                 state.logger.log(metric.name, epoch, entries)
+        state.latest = dict(zip([m.name for m in numeric], rows[-width:])) if rows else {}
         if progress is not None:
             current = rows[-width:] if rows else [float("nan")] * width
             running_host = host[len(values) : len(values) + len(running)]

@@ -33,6 +33,7 @@ from burnish.train.data_adapter import NO_BATCH, DataAdapter, data_adapter
 from burnish.train.distributed import DistributedContext
 from burnish.train.fsdp import shard_model
 from burnish.train.grad_sync import GradientSync
+from burnish.train.listener_dispatch import Listeners
 from burnish.train.metric.base import MetricMetadata, Numeric
 from burnish.train.metric.store import MetricStore
 from burnish.train.position import Phase, Position
@@ -82,6 +83,7 @@ class Run:
         )
         self.store = MetricStore(loggers)
         self.precision = _mixed_precision(options.mixed_precision, model)
+        self.listeners = Listeners(options.listeners, options.interrupter, context.is_main)
         self.state = TrainingState(
             model=model,
             optim=learner.optim,
@@ -93,13 +95,16 @@ class Run:
             world_size=context.world_size,
             sharded=self.sharded,
             scaler=self.precision.scaler if self.precision is not None else None,
+            listeners=self.listeners,
         )
+        self.listeners.bind(self.state)
         self.checkpointer = LearningCheckpointer(
             options.checkpointer,
             options.checkpointing_strategy,
             options.resume_from,
             is_main=context.is_main,
             before_save=self.tracking.flush if self.tracking is not None else None,
+            after_save=self.listeners.checkpoint,
         )
         # The inference twin shares storage: one for the run. FSDP's hooks belong to the
         # sharded model itself, so under FSDP validation runs on it, in eval mode.
@@ -151,7 +156,9 @@ class Run:
                 self.tracking.start_run(
                     self.options.artifact_dir, self.options.tracker_config, settings, position
                 )
+            self.listeners.fit_start(self.options.num_epochs, resumed=resumed is not None)
             result = self._epochs()
+            self.listeners.fit_end(result)
             if self.tracking is not None and not result.interrupted:
                 summary = learner_summary(self.options, result.epochs_completed)
                 model = final_model_file(self.options.checkpointer)
@@ -205,6 +212,9 @@ class Run:
             if stop:
                 result.stopped_early = True
                 break
+            if self._stop_after_epoch(epoch):  # e.g. asked by a listener at validation's end
+                result.interrupted = True
+                break
         if interrupter.should_stop():
             log.info("Training interrupted: %s", interrupter.reason)
         result.model = state.model
@@ -233,13 +243,15 @@ class Run:
                 self._optimize(output, lr)
                 item = output.item
             state.position.iteration = iteration
-            self.processor.process(Split.TRAIN, item, *self._metadata(loader, iteration, lr))
+            metadata, progress = self._metadata(loader, iteration, lr)
+            values = self.processor.process(Split.TRAIN, item, metadata, progress)
+            self.listeners.iteration_end(Split.TRAIN, metadata, values)
             if self._stop_requested(iteration):
                 self.checkpointer.save_iteration(state)
                 return False
             if every and iteration % every == 0:
                 self.checkpointer.save_iteration(state)
-        self.processor.end_epoch(Split.TRAIN, epoch)
+        self.listeners.epoch_end(epoch, self.processor.end_epoch(Split.TRAIN, epoch))
         state.position.phase = Phase.VALID
         if self.context.enabled and self.context.agree(self.options.interrupter.should_stop()):
             # Several ranks agree every `sync_every` iterations, which a short epoch never
@@ -252,6 +264,7 @@ class Run:
         """Run validation on `model.valid()`; False if interrupted (the epoch is redone)."""
         state, loader = self.state, self.state.loaders[Split.VALID]
         state.start_epoch(Split.VALID)
+        self.listeners.validation_start()
         if self.sharded:
             state.model.eval()
         logger = self.processor.splits[Split.VALID].logger
@@ -261,13 +274,16 @@ class Run:
         with torch.no_grad(), precision:
             for iteration, batch in enumerate(loader.iterate(), 1):
                 item = NO_BATCH if batch is NO_BATCH else model.valid_step(batch)
-                self.processor.process(Split.VALID, item, *self._metadata(loader, iteration))
+                metadata, progress = self._metadata(loader, iteration)
+                values = self.processor.process(Split.VALID, item, metadata, progress)
+                self.listeners.iteration_end(Split.VALID, metadata, values)
                 if self._stop_requested(iteration):  # forget it: redone in full on resume
                     self.processor.clear(Split.VALID)
                     logger.truncate_to(start)
+                    self.listeners.validation_interrupted()
                     self.checkpointer.save_iteration(state)
                     return False
-        self.processor.end_epoch(Split.VALID, epoch)
+        self.listeners.validation_end(epoch, self.processor.end_epoch(Split.VALID, epoch))
         state.position.phase = Phase.DONE
         return True
 
@@ -304,6 +320,13 @@ class Run:
         if not self.context.enabled:
             return stop
         return iteration % self.processor.sync_every == 0 and self.context.agree(stop)
+
+    def _stop_after_epoch(self, epoch: int) -> bool:
+        """Whether a stop was asked for by the end of `epoch` (now checkpointed), e.g. by a
+        listener at validation's end; not after the last epoch. Rank 0 decides for all."""
+        if epoch >= self.options.num_epochs:
+            return False
+        return self.context.agree(self.options.interrupter.should_stop())
 
     def _metadata(
         self, loader: DataAdapter, iteration: int, lr: float | None = None

@@ -22,6 +22,8 @@ from burnish.train.checkpoint.run_end import Resumed, RunEnd
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import torch
 
     from burnish.train.checkpoint.strategy import CheckpointingStrategy
@@ -44,6 +46,8 @@ class LearningCheckpointer:
         is_main: whether this process writes (rank 0).
         before_save: called on rank 0 right before a checkpoint is committed (trackers make
             their points durable there, so a resume never loses them).
+        after_save: called on rank 0 with each checkpoint saved and its directory (the
+            listeners' `on_checkpoint`).
     """
 
     def __init__(
@@ -53,12 +57,14 @@ class LearningCheckpointer:
         resume_from: int | ResumeFrom | None = None,
         is_main: bool = True,
         before_save: Callable[[], None] | None = None,
+        after_save: Callable[[CheckpointId, Path], None] | None = None,
     ) -> None:
         self.checkpointer = checkpointer
         self.strategy = strategy
         self.resume_from = resume_from
         self.is_main = is_main
         self.before_save = before_save
+        self.after_save = after_save
         self.retention = Retention()
 
     def restore(
@@ -105,7 +111,11 @@ class LearningCheckpointer:
         point = CheckpointId(state.position.epoch, state.position.iteration)
         if self.before_save is not None:
             self.before_save()
-        self.checkpointer.save(point, records if records is not None else self._records(state))
+        path = self.checkpointer.save(
+            point, records if records is not None else self._records(state)
+        )
+        if self.after_save is not None:
+            self.after_save(point, path)
         for older in self.checkpointer.committed():
             if older.iteration is not None and older.sort_key() < point.sort_key():
                 self.checkpointer.delete(older)
@@ -135,7 +145,9 @@ class LearningCheckpointer:
                 records = self._records(state, end)
             if self.before_save is not None:
                 self.before_save()
-            self.checkpointer.save(CheckpointId(epoch), records)
+            path = self.checkpointer.save(CheckpointId(epoch), records)
+            if self.after_save is not None:
+                self.after_save(CheckpointId(epoch), path)
         for deleted in deletions:
             self.checkpointer.delete(CheckpointId(deleted))
         for older in self.checkpointer.committed():  # mid-epoch checkpoints are superseded

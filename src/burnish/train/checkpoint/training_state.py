@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from burnish.train.accumulation import Accumulation
     from burnish.train.data_adapter import DataAdapter
     from burnish.train.early_stopping import EarlyStoppingStrategy
+    from burnish.train.listener_dispatch import Listeners
     from burnish.train.processor import MetricsProcessor
 
 __all__ = ["TrainingState"]
@@ -42,6 +43,7 @@ class TrainingState:
         early_stopping: the early-stopping strategy, if any.
         world_size: how many ranks train together.
         scaler: the float16 loss scaler, if any.
+        listeners: the run's listeners (those with `to_record` are checkpointed).
         sharded: whether the model is sharded with FSDP: records are then gathered whole
             (every rank takes part) and cut back into shards when loaded.
         position: where the loop is.
@@ -59,6 +61,7 @@ class TrainingState:
     early_stopping: EarlyStoppingStrategy | None = None
     world_size: int = 1
     scaler: GradScaler | None = None
+    listeners: Listeners | None = None
     sharded: bool = False
     position: Position = dataclasses.field(default_factory=Position)
     epoch_start: dict[Split, Any] = dataclasses.field(default_factory=dict)
@@ -113,6 +116,8 @@ class TrainingState:
         self.accumulation.load_record(loop["accumulation"], self.model)
         if self.scaler is not None and loop.get("grad_scaler") is not None:
             self.scaler.load_record(loop["grad_scaler"])
+        if self.listeners is not None:
+            self.listeners.load_record(loop.get("listeners"))
 
     def log_positions(self) -> dict[str, Any]:
         """Each split's committed log lines, as of the current position."""
@@ -136,6 +141,7 @@ class TrainingState:
             "early_stopping": _record_of(self.early_stopping),
             "accumulation": self.accumulation.to_record(),
             "grad_scaler": _record_of(self.scaler),
+            "listeners": _record_of(self.listeners),
             "world_size": self.world_size,
             "step": self.step,
             "lr": self.lr,

@@ -37,6 +37,7 @@ from burnish.train.metric.perplexity import PerplexityInput, PerplexityMetric
 from burnish.train.metric.speed import IterationSpeedMetric
 from burnish.train.metric.state import NumericMetricState, StatefulNumeric
 from burnish.train.metric.system import CpuMemory, CpuUse, CudaMetric
+from burnish.train.metric.throughput import ThroughputMetric
 from burnish.train.metric.torchmetric import TorchMetric, TorchMetricInput
 
 __all__ = [
@@ -76,6 +77,7 @@ __all__ = [
     "PerplexityMetric",
     "PrecisionMetric",
     "RecallMetric",
+    "ThroughputMetric",
     "TopKAccuracyMetric",
     "TorchMetric",
 ]
