@@ -21,3 +21,14 @@ def constant_lr_run_dir(tmp_path_factory) -> Path:
     example): its epoch means differ from 0.1 by float rounding only. Read only."""
     directory = tmp_path_factory.mktemp("cli") / "constant-lr"
     return train_run(directory, learning_rate=0.1, learning_rate_metric=True)
+
+
+@pytest.fixture(scope="session")
+def other_run_dir(tmp_path_factory) -> Path:
+    """A second finished run to compare with `run_dir`: 2 epochs, another learning rate and
+    hidden size, `LearningRateMetric` logged too, and an evaluation "Held out". Read only."""
+    directory = tmp_path_factory.mktemp("cli") / "other"
+    return train_run(
+        directory, epochs=2, learning_rate=0.05, hidden_size=8, learning_rate_metric=True,
+        evaluation="Held out",
+    )  # fmt: skip
