@@ -18,7 +18,7 @@ from burnish.cli.html import number
 from burnish.train import LearnerSummary
 
 from tests.cli.helpers import burnish
-from tests.cli.test_report import assert_self_contained, chromium_binary, render  # noqa: F401
+from tests.cli.test_report import assert_self_contained, render
 
 
 def final(directory: Path, split: str, metric: str) -> float:
