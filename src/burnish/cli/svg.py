@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import sys
+import unicodedata
 from html import escape
 
-__all__ = ["Series", "downsample", "line_chart", "nice_ticks"]
+__all__ = ["Series", "downsample", "legend_label", "line_chart", "nice_ticks", "text_width"]
 
 _WIDTH, _HEIGHT = 560, 300
 _LEFT, _RIGHT, _TOP, _BOTTOM = 64, 16, 30, 44
 _LEGEND_ROW = 18  # the height of a row of the legend
-_LEGEND_CHARS = 60  # the longest label shown whole (about 7 pixels a character)
+_LEGEND_LABEL = 420  # the widest label shown whole, in pixels (see `text_width`)
+# Characters XML does not allow (control characters): shown as U+FFFD.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,7 +54,7 @@ def line_chart(series: list[Series], x_max: float, *, x_label: str, title: str) 
     values = [y for s in series for x, y in s.points + s.detail if _finite(x, y)]
     parts = [
         f'<svg class="chart" viewBox="0 0 {_WIDTH} {height}" width="{_WIDTH}" '
-        f'height="{height}" role="img" aria-label="{escape(title)}">',
+        f'height="{height}" role="img" aria-label="{_xml(title)}">',
         f'<rect x="0" y="0" width="{_WIDTH}" height="{height}" fill="#ffffff"/>',
     ]
     if not values:
@@ -194,7 +198,7 @@ def _axes(frame: _Frame, x_ticks: list[float], y_ticks: list[float], x_label: st
     parts.append(
         f'<text x="{(left + right) / 2}" y="{bottom + _BOTTOM - 8}" text-anchor="middle" '
         'class="axis">'
-        f"{escape(x_label)}</text>"
+        f"{_xml(x_label)}</text>"
     )
     return parts
 
@@ -202,8 +206,8 @@ def _axes(frame: _Frame, x_ticks: list[float], y_ticks: list[float], x_label: st
 def _legend(series: list[Series]) -> tuple[list[str], int]:
     """The legend's SVG parts and its number of rows: entries laid out from the right edge,
     in order, wrapping onto a new row when the row is full."""
-    entries = [(s, _shorten(s.label)) for s in series]
-    widths = [28 + 7 * len(label) for _, label in entries]
+    labels = [legend_label(s.label) for s in series]
+    widths = [28 + text_width(label) for label in labels]
     rows: list[list[int]] = [[]]
     for index, width in enumerate(widths):
         used = sum(widths[i] for i in rows[-1])
@@ -215,22 +219,45 @@ def _legend(series: list[Series]) -> tuple[list[str], int]:
         x = _WIDTH - _RIGHT - sum(widths[i] for i in indices)
         y = 14 + _LEGEND_ROW * row
         for index in indices:
-            s, label = entries[index]
             parts.append(
-                f'<line x1="{x}" y1="{y}" x2="{x + 18}" y2="{y}" stroke="{s.color}" '
+                f'<line x1="{x}" y1="{y}" x2="{x + 18}" y2="{y}" stroke="{series[index].color}" '
                 f'stroke-width="3"/><text x="{x + 22}" y="{y + 4}" class="legend">'
-                f"{escape(label)}</text>"
+                f"{_xml(labels[index])}</text>"
             )
             x += widths[index]
     return parts, len(rows)
 
 
-def _shorten(label: str) -> str:
-    """`label`, or its start and end around an ellipsis when longer than `_LEGEND_CHARS`."""
-    if len(label) <= _LEGEND_CHARS:
+def legend_label(label: str) -> str:
+    """`label` as the legend shows it, on one line (control characters as U+FFFD): whole, or
+    its start and end around an ellipsis when wider than `_LEGEND_LABEL` pixels."""
+    label = "".join("\ufffd" if unicodedata.category(c) == "Cc" else c for c in label)
+    if text_width(label) <= _LEGEND_LABEL:
         return label
-    half = (_LEGEND_CHARS - 1) // 2
-    return label[:half] + "…" + label[-half:]
+    budget = (_LEGEND_LABEL - text_width("…")) // 2
+    head, tail = _fitting(label, budget), _fitting(label[::-1], budget)[::-1]
+    return head + "…" + tail
+
+
+def text_width(text: str) -> int:
+    """About how many pixels wide `text` is in the legend's 12px font: 7 a character, 14 for
+    the wide ones (CJK, most emoji)."""
+    return sum(14 if unicodedata.east_asian_width(c) in "WF" else 7 for c in text)
+
+
+def _fitting(text: str, budget: int) -> str:
+    """The longest start of `text` at most `budget` pixels wide."""
+    used = 0
+    for index, character in enumerate(text):
+        used += text_width(character)
+        if used > budget:
+            return text[:index]
+    return text
+
+
+def _xml(text: str) -> str:
+    """`text` escaped for XML, characters XML does not allow replaced."""
+    return escape(_NOT_XML.sub("\ufffd", text))
 
 
 def _polyline(
