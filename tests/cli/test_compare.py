@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from burnish.cli import main
 from burnish.cli.compare import run_names
 from burnish.cli.compare_page import run_colors
 from burnish.cli.html import number
@@ -81,8 +82,7 @@ def test_report_of_several_runs_overlays_tabulates_and_diffs(run_dir, other_run_
 
 
 def test_the_best_of_the_runs_is_bold(run_dir, other_run_dir, tmp_path):
-    result = burnish("report", run_dir, other_run_dir, "-o", tmp_path / "c.html")
-    assert result.returncode == 0, result.stderr
+    assert main(["report", str(run_dir), str(other_run_dir), "-o", str(tmp_path / "c.html")]) == 0
     values = section((tmp_path / "c.html").read_text(), "Final and best values")
     losses = {d: final(d, "valid", "Loss") for d in (run_dir, other_run_dir)}
     accuracies = {d: final(d, "valid", "Accuracy") for d in (run_dir, other_run_dir)}
@@ -94,30 +94,31 @@ def test_the_best_of_the_runs_is_bold(run_dir, other_run_dir, tmp_path):
 
 
 def test_the_comparison_is_written_to_the_current_directory_by_default(
-    run_dir, other_run_dir, tmp_path
+    run_dir, other_run_dir, tmp_path, monkeypatch, capsys
 ):
-    result = burnish("report", run_dir, other_run_dir, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("Wrote comparison.html (")
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", str(run_dir), str(other_run_dir)]) == 0
+    assert capsys.readouterr().out.startswith("Wrote comparison.html (")
     assert (tmp_path / "comparison.html").is_file()
     assert not (run_dir / "report.html").exists() and not (other_run_dir / "report.html").exists()
 
 
-def test_runs_that_share_a_name_are_told_apart_by_their_parents(run_dir, tmp_path):
+def test_runs_that_share_a_name_are_told_apart_by_their_parents(run_dir, tmp_path, capsys):
     first = shutil.copytree(run_dir, tmp_path / "sweep" / "a" / "run")
     second = shutil.copytree(run_dir, tmp_path / "sweep" / "b" / "run")
     third = shutil.copytree(run_dir, tmp_path / "lone")
-    result = burnish("report", first, second, third, "-o", tmp_path / "c.html")
-    assert result.returncode == 0, result.stderr
+    runs = [str(first), str(second), str(third)]
+    assert main(["report", *runs, "-o", str(tmp_path / "c.html")]) == 0
     page = (tmp_path / "c.html").read_text()
     chart = page.split("<h3>Loss · valid</h3>")[1].split("</svg>")[0]
     assert re.findall(r'class="legend">([^<]*)<', chart) == ["a/run", "b/run", "lone"]
     # Identical configs: nothing differs, the common keys are listed folded away.
     assert "The configs are the same." in page and "3 keys with the same value" in page
-    summary = burnish("summary", first, second, third)
-    assert summary.returncode == 0, summary.stderr
-    assert "| Valid | Loss     | lower   | a/run |" in summary.stdout
-    assert "| Valid | Loss     | lower   | b/run |" in summary.stdout
+    capsys.readouterr()
+    assert main(["summary", *runs]) == 0
+    out = capsys.readouterr().out
+    assert "| Valid | Loss     | lower   | a/run |" in out
+    assert "| Valid | Loss     | lower   | b/run |" in out
 
 
 def test_run_names():
