@@ -169,7 +169,7 @@ class NonFiniteWatch:
             self._loss_said = True
             self._tell(
                 f"Non-finite loss ({loss}) at epoch {seen.epoch}, iteration {seen.iteration}. "
-                f"{_AFTER_LOSS[self.mode]} Later non-finite losses are not reported again."
+                + _AFTER_LOSS[self.mode]
             )
         if self.mode == "stop":
             self._stop(seen)
@@ -230,11 +230,13 @@ _AFTER_LOSS = {
     "continue": (
         "Training continues (on_non_finite('continue'), Burn's behaviour); the parameters may "
         "be NaN from here on. on_non_finite('skip') skips the optimizer steps whose gradients "
-        "are inf or NaN, on_non_finite('stop') ends the run."
+        "are inf or NaN, on_non_finite('stop') ends the run. Later non-finite losses are not "
+        "reported again."
     ),
     "skip": (
         "Optimizer steps whose gradients are inf or NaN are skipped (on_non_finite('skip')) "
-        "and counted in the `Skipped Steps` metric."
+        "and counted in the `Skipped Steps` metric. Later non-finite losses are not reported "
+        "again."
     ),
     "stop": "The run stops (on_non_finite('stop')).",
 }
