@@ -251,7 +251,8 @@ class Run:
             self._say(self.non_finite.stop_message(self.options.checkpointer))
 
     def _train_epoch(self, epoch: int) -> bool:
-        """Run the train split from the current position; False if interrupted."""
+        """Run the train split from the current position; False if interrupted or stopped by
+        a non-finite value (`on_non_finite("stop")`)."""
         state, loader = self.state, self.state.loaders[Split.TRAIN]
         if state.position.iteration == 0:
             state.start_epoch(Split.TRAIN)
