@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +79,7 @@ class Run:
             self.tracking = Tracking.for_run(self.renderer, options, self._where)
             self.renderer = self.tracking
         self.precision = _mixed_precision(options.mixed_precision, model)
+        self._say = _teller(self.renderer)  # not a method: the run's parts never point back
         self.non_finite = NonFiniteWatch(
             options.on_non_finite,
             scaled=self.precision is not None and self.precision.scaler is not None,
@@ -205,11 +206,6 @@ class Run:
 
     def _where(self) -> tuple[int, float | None]:
         return self.state.step, self.state.lr
-
-    def _say(self, text: str) -> None:
-        """Tell the user, on the console and in the experiment log (rank 0)."""
-        log.warning(text)
-        self.renderer.message(text)
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -487,6 +483,16 @@ def _run_lock(context: DistributedContext, directory: Path) -> Iterator[None]:
 
 def _mixed_precision(dtype: torch.dtype | None, model: nn.Module) -> MixedPrecision | None:
     return MixedPrecision(dtype, model_device(model)) if dtype is not None else None
+
+
+def _teller(renderer: MetricsRenderer) -> Callable[[str], None]:
+    """Tells the user, on the console and in the experiment log (rank 0)."""
+
+    def say(text: str) -> None:
+        log.warning(text)
+        renderer.message(text)
+
+    return say
 
 
 def _modules_of(valid_model: nn.Module | EmaValidation) -> list[nn.Module]:
