@@ -1,7 +1,7 @@
 """A training run for the crash tests, run as a subprocess and killed with SIGKILL.
 
     python tests/train/crash_run.py ARTIFACT_DIR OUT [--workers N] [--kill-at-io N]
-        [--kill-in-valid] [--precision fp16] [--trackers] [--listener]
+        [--kill-in-valid] [--precision fp16] [--trackers] [--listener] [--ema]
         [--scripted STRATEGY [--kill-after-epoch K] [--kill-in-epoch-end K]]
 
 It resumes from the newest complete checkpoint (`resume()`), trains a small dropout MLP on an
@@ -13,6 +13,9 @@ checkpoint write for certain. `--kill-in-valid` kills it during the first valida
 a CSV file and TensorBoard (`log_to`, `log_every(3)`) in the artifact directory.
 `--listener` adds a checkpointed `JournalListener` (tests/train/helpers.py), whose final
 record goes to OUT beside the parameters.
+a CSV file and TensorBoard (`log_to`, `log_every(3)`) in the artifact directory. `--ema` keeps
+an average of the weights (`with_ema(0.9, warmup=True, update_every=2)`, validated with the
+trained model beside it) and writes it to OUT too.
 
 `--scripted composed|metric` trains the tiny regression of `scripted.py` instead, whose
 validation metric takes chosen values, with early stopping (stops after epoch 5 of 8) and that
@@ -158,6 +161,7 @@ def main() -> None:
     parser.add_argument("--precision", choices=["bf16", "fp16"], help="mixed precision")
     parser.add_argument("--trackers", action="store_true", help="CSV and TensorBoard loggers")
     parser.add_argument("--listener", action="store_true", help="a checkpointed listener")
+    parser.add_argument("--ema", action="store_true", help="an average of the weights")
     parser.add_argument("--scripted", choices=["composed", "metric"], help="scripted-loss run")
     parser.add_argument("--kill-after-epoch", type=int, default=0)
     parser.add_argument("--kill-in-epoch-end", type=int, default=0)
@@ -184,6 +188,8 @@ def main() -> None:
     if result.interrupted:
         return
     state = {f"model.{k}": v for k, v in result.model.state_dict().items()}
+    if result.ema is not None:
+        state.update({f"ema.{k}": v for k, v in result.ema.state_dict().items()})
     saved = {"model": state, "optim": optim.to_record()}
     if args.journal is not None:
         saved["listener"] = args.journal.to_record()
@@ -206,6 +212,8 @@ def mnist_learner(args):
     )
     if args.precision:
         configured = configured.mixed_precision(args.precision)
+    if args.ema:
+        configured = configured.with_ema(0.9, warmup=True, update_every=2, validate="both")
     if args.trackers:
         from burnish.train.logger import CsvLogger, TensorBoardLogger
 

@@ -253,3 +253,33 @@ def _leaves(record):
             yield from _leaves(value)
     else:
         yield record
+
+
+def test_two_ranks_keep_the_ema_of_one_process_on_the_concatenated_batches(tmp_path):
+    ema = ("--ema", "--on-non-finite", "skip")
+    check(
+        single(
+            str(tmp_path / "one" / "artifacts"),
+            str(tmp_path / "one.pt"),
+            "--batch-size",
+            "32",
+            *ema,
+        )
+    )
+    check(torchrun(str(tmp_path / "two" / "artifacts"), str(tmp_path / "two.pt"), *ema))
+    assert any(key.startswith("ema.") for key in torch.load(tmp_path / "one.pt"))
+    assert_params_close(tmp_path / "two.pt", tmp_path / "one.pt")
+
+
+def test_a_nan_on_one_rank_stops_every_rank_at_the_same_read_back(tmp_path):
+    artifacts = tmp_path / "artifacts"
+    flags = ("--on-non-finite", "stop", "--nan-at", "5", "--nan-rank", "1")
+    result = torchrun(str(artifacts), str(tmp_path / "final.pt"), "--checkpoint-every", "3", *flags)
+    check(result)
+    assert result.stdout.count("stopped_non_finite=True") == 2  # both ranks ended, none hung
+    said = result.stderr  # rank 0's renderer (the loss is averaged over the ranks: NaN)
+    assert said.count("Non-finite loss (nan) at epoch 1, iteration 5.") == 1
+    assert "The last committed checkpoint" in said and "epoch-1-iteration-3" in said
+    committed = sorted(p.name for p in (artifacts / "checkpoint").iterdir())
+    assert committed == ["epoch-1-iteration-3"]
+    assert all(torch.isfinite(t).all() for t in torch.load(tmp_path / "final.pt").values())

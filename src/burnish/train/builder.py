@@ -40,11 +40,13 @@ if TYPE_CHECKING:
     from burnish.record.base import FileRecorder
     from burnish.train.checkpoint.strategy import CheckpointingStrategy
     from burnish.train.early_stopping import EarlyStoppingStrategy
+    from burnish.train.ema import EmaBuffers, EmaSettings, EmaValidate
     from burnish.train.learner import Learner
     from burnish.train.listener import TrainingListener
     from burnish.train.logger import ApplicationLoggerInstaller, MetricLogger
     from burnish.train.logger.tracker import ExperimentLogger
     from burnish.train.metric.base import Metric
+    from burnish.train.non_finite import NonFiniteMode
     from burnish.train.renderer.base import MetricsRenderer
 
 _DEFAULT: Literal["default"] = "default"
@@ -93,6 +95,8 @@ class TrainingBuilder:
         self._tracker_config: Any = None
         self._log_every = DEFAULT_LOG_EVERY
         self._listeners: list[TrainingListener] = []
+        self._ema: EmaSettings | None = None
+        self._on_non_finite: NonFiniteMode = "continue"
 
     # -- metrics ---------------------------------------------------------------------------
 
@@ -321,6 +325,77 @@ class TrainingBuilder:
         self._shard_policy = shard_policy
         return self
 
+    def with_ema(
+        self,
+        decay: float,
+        *,
+        warmup: bool = False,
+        warmup_power: float = 2 / 3,
+        update_every: int = 1,
+        buffers: EmaBuffers = "average",
+        validate: EmaValidate = "ema",
+    ) -> Self:
+        """Keep an exponential moving average (EMA) of the weights while training.
+
+        After every `update_every`-th optimizer step, `ema = decay * ema + (1 - decay) * model`
+        for each parameter and floating-point buffer, in one multi-tensor kernel on the
+        model's device (no host sync). Validation runs on the average unless `validate` says
+        otherwise; `TrainingResult.ema` is the averaged model; every checkpoint holds the
+        average and `resume()` continues it exactly. See docs/long-runs.md.
+
+        Example:
+            >>> from burnish.train import LearnerBuilder
+            >>> builder = LearnerBuilder("artifacts").with_ema(0.999, validate="both")
+
+        Args:
+            decay: the weight of the old average at each update, in [0, 1) (0.999 and
+                0.9999 are usual; the average spans about `1 / (1 - decay)` updates).
+            warmup: start with a smaller decay that grows to `decay`, as timm's `ModelEmaV3`:
+                `min(decay, 1 - n ** -warmup_power)` at the n-th update.
+            warmup_power: the warm-up's power (2/3: decay 0.999 after ~31.6k updates; 3/4:
+                after ~10k).
+            update_every: average after every this many optimizer steps (cheaper; the decay
+                is per update).
+            buffers: `"average"` floating-point buffers (BatchNorm statistics) like the
+                parameters, or `"copy"` the model's. Integer buffers are always copied.
+            validate: `"ema"` (validate the average), `"model"` (the trained weights) or
+                `"both"`: the metrics on the average, and a `Raw <name>` twin of each numeric
+                validation metric on the trained weights, logged beside it.
+
+        Raises:
+            ValueError: for a decay outside [0, 1) or another unknown value; at `build`,
+                with `strategy("fsdp")`.
+        """
+        from burnish.train.ema import EmaSettings
+
+        self._ema = EmaSettings(decay, warmup, warmup_power, update_every, buffers, validate)
+        return self
+
+    def on_non_finite(self, mode: NonFiniteMode) -> Self:
+        """What an inf or NaN loss or gradient does to the run.
+
+        Whatever the mode, the first non-finite training loss read back is said once on the
+        console and in `experiment.log`, with its epoch and iteration. The losses come back
+        with the metrics' batched read-back: no extra host sync.
+
+        Args:
+            mode: `"continue"` (the default, Burn's): train on. `"skip"`: an optimizer step
+                whose gradients hold an inf or a NaN is skipped on the device (the fused
+                found-inf check of the float16 loss scaler), and the train split's
+                `Skipped Steps` metric counts them. `"stop"`: steps are guarded as with
+                `"skip"`, and the run ends at the next read-back that shows a non-finite loss
+                or a skipped step, writing no further checkpoint; the message names the last
+                committed checkpoint, which `resume()` continues from.
+
+        Raises:
+            ValueError: for another mode; at `build`, `"skip"`/`"stop"` with
+                `strategy("fsdp")` or `compile(step=True)`.
+        """
+        from burnish.train.non_finite import check_non_finite_mode
+
+        self._on_non_finite = check_non_finite_mode(mode)
+        return self
+
     # -- checkpoints -----------------------------------------------------------------------
 
     def with_file_checkpointer(self, recorder: FileRecorder) -> Self:
@@ -506,12 +581,14 @@ class TrainingBuilder:
                 "whose inf/NaN check spans every rank's shard of the gradients. Received: "
                 "mixed_precision='fp16'. Use mixed_precision('bf16')."
             )
+        self._check_ema_and_non_finite()
+        metrics = self._run_metrics()
         strategy = self._strategy or default_checkpointing_strategy()
-        self._check_strategy_metrics(strategy, checkpointer is not None)
+        self._check_strategy_metrics(strategy, checkpointer is not None, metrics)
         return LearnerOptions(
             artifact_dir=self._artifact_dir,
             num_epochs=self._num_epochs,
-            metrics={split: tuple(metrics) for split, metrics in self._metrics.items()},
+            metrics={split: tuple(split_metrics) for split, split_metrics in metrics.items()},
             loggers=self._loggers,
             renderer=self._renderer,
             interrupter=self._interrupter,
@@ -535,7 +612,55 @@ class TrainingBuilder:
             tracker_config=self._tracker_config,
             log_every=self._log_every,
             listeners=tuple(self._listeners),
+            ema=self._ema,
+            on_non_finite=self._on_non_finite,
         )
+
+    def _check_ema_and_non_finite(self) -> None:
+        """Refuse `with_ema` and guarded steps where they cannot work."""
+        guarded = self._on_non_finite != "continue"
+        if self._strategy_name == "fsdp" and (self._ema is not None or guarded):
+            what = (
+                "with_ema(...)"
+                if self._ema is not None
+                else (f"on_non_finite({self._on_non_finite!r})")
+            )
+            raise ValueError(
+                f"{what} does not support strategy('fsdp') yet: the average and the inf/NaN "
+                "check would each see only this rank's shard of the weights and gradients. "
+                "Use strategy('ddp'), or drop it (on_non_finite('continue') still reports a "
+                "non-finite loss)."
+            )
+        if guarded and self._compile_step:
+            raise ValueError(
+                f"on_non_finite({self._on_non_finite!r}) guards the optimizer step, which "
+                "`compile(step=True)` compiles into its graph. Use `compile()` (the forward "
+                "only) with it, or on_non_finite('continue')."
+            )
+
+    def _run_metrics(self) -> dict[Split, list[Metric]]:
+        """The registered metrics, with those the settings add: `Raw <name>` twins of the
+        validation metrics (`with_ema(validate="both")`) and `Skipped Steps` (`"skip"`)."""
+        metrics = {split: list(split_metrics) for split, split_metrics in self._metrics.items()}
+        if self._ema is not None and self._ema.validate == "both":
+            from burnish.train.ema_validation import raw_model_twins
+
+            metrics[Split.VALID] += raw_model_twins(self._metrics[Split.VALID])
+        if self._on_non_finite == "skip":
+            from burnish.train.metric.skipped_steps import SkippedStepsMetric
+
+            if not any(isinstance(m, SkippedStepsMetric) for m in metrics[Split.TRAIN]):
+                metrics[Split.TRAIN].append(SkippedStepsMetric())
+        for split, split_metrics in metrics.items():
+            names = [m.name for m in split_metrics]
+            clashes = sorted({name for name in names if names.count(name) > 1})
+            if clashes:
+                raise ValueError(
+                    f"The {split} metrics {clashes} are registered twice: `with_ema("
+                    "validate='both')` adds `Raw <name>` twins and on_non_finite('skip') adds "
+                    "`Skipped Steps`. Rename the metric of yours that has that name."
+                )
+        return metrics
 
     def _installer(self) -> ApplicationLoggerInstaller | None:
         if self._application_logger != _DEFAULT:
@@ -544,7 +669,12 @@ class TrainingBuilder:
 
         return FileApplicationLoggerInstaller(self._artifact_dir / "experiment.log")
 
-    def _check_strategy_metrics(self, strategy: CheckpointingStrategy, checkpointing: bool) -> None:
+    def _check_strategy_metrics(
+        self,
+        strategy: CheckpointingStrategy,
+        checkpointing: bool,
+        metrics: dict[Split, list[Metric]],
+    ) -> None:
         """A strategy watching a metric that is not registered fails now, not after epoch 1.
 
         The default checkpointing strategy is exempt: without a valid `Loss` it keeps the last 2.
@@ -556,7 +686,7 @@ class TrainingBuilder:
             watched.append(("with_checkpointing_strategy", strategy.watched_metrics()))
         for owner, pairs in watched:
             for name, split in pairs:
-                names = [m.name for m in self._metrics[split]]
+                names = [m.name for m in metrics[split]]
                 if name not in names:
                     raise ValueError(
                         f"`{owner}` watches the {split} metric {name!r}, but no {split} metric "

@@ -92,6 +92,17 @@ def test_a_message_without_a_run_is_printed_plainly():
     assert out.getvalue() == "Training is already complete: 3 epochs [final]\n"
 
 
+def test_a_message_during_a_run_is_printed_once_the_dashboard_has_left():
+    renderer, out = make()
+    renderer.start(1, Interrupter())
+    renderer.message("Non-finite loss (nan) at epoch 1, iteration 5 [said]")
+    assert "[said]" not in out.getvalue()  # the alternate screen would swallow it
+    renderer.close()
+    output = out.getvalue()
+    assert output.count("[said]") == 1
+    assert output.index("[said]") > output.rindex(LEAVE_ALT_SCREEN)
+
+
 def test_a_drawing_failure_switches_to_plain_lines_at_once(monkeypatch, capsys):
     """A bug in drawing must not freeze the screen: leave it, say so once, print plain lines."""
     import burnish.train.renderer.tui.renderer as tui_renderer

@@ -34,6 +34,7 @@ from burnish.train.metric.hamming import HammingScore, HammingScoreInput
 from burnish.train.metric.learning_rate import LearningRateMetric
 from burnish.train.metric.loss import LossInput, LossMetric
 from burnish.train.metric.perplexity import PerplexityInput, PerplexityMetric
+from burnish.train.metric.skipped_steps import SkippedStepsMetric
 from burnish.train.metric.speed import IterationSpeedMetric
 from burnish.train.metric.state import NumericMetricState, StatefulNumeric
 from burnish.train.metric.system import CpuMemory, CpuUse, CudaMetric
@@ -78,6 +79,7 @@ __all__ = [
     "PrecisionMetric",
     "RecallMetric",
     "ThroughputMetric",
+    "SkippedStepsMetric",
     "TopKAccuracyMetric",
     "TorchMetric",
 ]

@@ -96,6 +96,7 @@ class TuiMetricsRenderer(MetricsRenderer):
         self._previous_excepthook: Callable[..., Any] | None = None
         self._num_epochs = 0
         self._fallback: CliMetricsRenderer | None = None
+        self._held: list[str] = []  # messages said while the dashboard covers the terminal
         self.fell_back = threading.Event()
         """Set once drawing failed and plain progress lines took over."""
 
@@ -191,9 +192,13 @@ class TuiMetricsRenderer(MetricsRenderer):
             self._dirty = True
 
     def message(self, text: str) -> None:
-        """Print `text` on the terminal (the dashboard is not showing: the learner calls it
-        instead of `start`)."""
-        if self._live is None:
+        """Print `text` on the terminal; while the dashboard covers it (the alternate screen),
+        `text` is printed once the dashboard has left (`close`)."""
+        if self._fallback is not None:
+            self._fallback.message(text)
+        elif self._live is not None:
+            self._held.append(text)
+        else:
             (self._console or terminal_console()).print(text, markup=False, highlight=False)
 
     def close(self) -> None:
@@ -224,6 +229,9 @@ class TuiMetricsRenderer(MetricsRenderer):
                 if sys.excepthook == self._excepthook:
                     sys.excepthook = self._previous_excepthook or sys.__excepthook__
                 atexit.unregister(self.close)
+                held, self._held = self._held, []
+                for text in held:
+                    live.console.print(text, markup=False, highlight=False)
         if self._fallback is not None:
             self._fallback.close()
 
