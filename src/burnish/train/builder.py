@@ -68,7 +68,7 @@ class TrainingBuilder:
     def __init__(self, artifact_dir: str | os.PathLike) -> None:
         self._artifact_dir = Path(artifact_dir)
         self._metrics: dict[Split, list[Metric]] = {Split.TRAIN: [], Split.VALID: []}
-        self._num_epochs = 1
+        self._num_epochs: int | None = None  # 1, or what `max_iterations` needs
         self._interrupter = Interrupter()
         self._recorder: FileRecorder | None = None
         self._strategy: CheckpointingStrategy | None = None
@@ -91,6 +91,8 @@ class TrainingBuilder:
         self._trackers: list[ExperimentLogger] = []
         self._tracker_config: Any = None
         self._log_every = DEFAULT_LOG_EVERY
+        self._max_iterations: int | None = None
+        self._valid_every: int | None = None
 
     # -- metrics ---------------------------------------------------------------------------
 
@@ -163,9 +165,55 @@ class TrainingBuilder:
     # -- loop ------------------------------------------------------------------------------
 
     def num_epochs(self, num_epochs: int) -> Self:
-        """How many epochs to train (1-based, inclusive)."""
+        """How many epochs to train (1-based, inclusive); default 1.
+
+        With `max_iterations(n)` it is an upper bound: the run ends at whichever comes first.
+        """
         _require_positive("num_epochs", num_epochs)
         self._num_epochs = num_epochs
+        return self
+
+    def max_iterations(self, iterations: int) -> Self:
+        """End training after `iterations` optimizer steps, in whatever epoch (a step budget).
+
+        Steps are counted over the whole run (a resume continues the count) and are optimizer
+        steps: with `grads_accumulation(k)`, `k` batches make one. The epoch the budget ends is
+        cut short and closed as any epoch is: its validation, early stopping's decision, the
+        epoch checkpoint (recording the end: `resume()` then trains nothing) and the summary.
+        A learning-rate schedule of `iterations` steps (with `lr_step="optimizer_step"` under
+        accumulation) ends exactly there.
+
+        `num_epochs` becomes an upper bound; left unset, it is as many epochs as the budget
+        needs (`ceil(iterations * accumulation / batches per epoch)`), so the budget ends the
+        run. Raising the budget of an ended run and calling `resume()` continues with the next
+        epoch. See docs/long-runs.md.
+
+        Example:
+            >>> from burnish.train import LearnerBuilder
+            >>> builder = LearnerBuilder("artifacts").max_iterations(10_000).valid_every(1_000)
+        """
+        _require_positive("max_iterations", iterations)
+        self._max_iterations = iterations
+        return self
+
+    def valid_every(self, iterations: int) -> Self:
+        """Also validate every `iterations` optimizer steps, inside the epochs.
+
+        A validation runs when the run's optimizer step count (see `max_iterations`) is a
+        multiple of `iterations`, and at each epoch's end as always (once, when both fall on
+        the same step). Each validation is logged as its own `valid/epoch-N` directory (Burn's
+        layout; N counts validations, `valid/validations.json` says where each one was taken),
+        and checkpointing strategies and early stopping decide after every validation: their
+        epochs are then validations (`no_improvement_since(n_epochs=3)`: 3 validations), and
+        they must watch valid metrics. A validation restores `model.train()` and leaves the
+        random generators as they were, so training goes on exactly as without it.
+
+        Example:
+            >>> from burnish.train import LearnerBuilder
+            >>> builder = LearnerBuilder("artifacts").valid_every(500)
+        """
+        _require_positive("valid_every", iterations)
+        self._valid_every = iterations
         return self
 
     def devices(self, devices: Sequence[torch.device | str]) -> Self:
@@ -465,7 +513,7 @@ class TrainingBuilder:
         self._check_strategy_metrics(strategy, checkpointer is not None)
         return LearnerOptions(
             artifact_dir=self._artifact_dir,
-            num_epochs=self._num_epochs,
+            num_epochs=self._epochs(),
             metrics={split: tuple(metrics) for split, metrics in self._metrics.items()},
             loggers=self._loggers,
             renderer=self._renderer,
@@ -489,7 +537,15 @@ class TrainingBuilder:
             trackers=tuple(self._trackers),
             tracker_config=self._tracker_config,
             log_every=self._log_every,
+            max_iterations=self._max_iterations,
+            valid_every=self._valid_every,
         )
+
+    def _epochs(self) -> int | None:
+        """The `num_epochs` set; unset, 1, or None (as many as the step budget needs)."""
+        if self._num_epochs is not None:
+            return self._num_epochs
+        return None if self._max_iterations is not None else 1
 
     def _installer(self) -> ApplicationLoggerInstaller | None:
         if self._application_logger != _DEFAULT:
@@ -516,6 +572,13 @@ class TrainingBuilder:
                         f"`{owner}` watches the {split} metric {name!r}, but no {split} metric "
                         f"of that name is registered (registered: {names}). Add it with "
                         f"`metric_{split}_numeric(...)`."
+                    )
+                if self._valid_every is not None and split is not Split.VALID:
+                    raise ValueError(
+                        f"With `valid_every({self._valid_every})`, `{owner}` decides after "
+                        "every validation, so it must watch a valid metric. Received: the "
+                        f"{split} metric {name!r}. Watch the valid split (e.g. "
+                        f"Split.VALID), or validate at epoch ends only (no `valid_every`)."
                     )
 
 

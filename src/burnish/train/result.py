@@ -31,6 +31,10 @@ class TrainingResult:
             it ended so).
         interrupted: True when the interrupter (Ctrl-C, `q` in the dashboard) ended the run.
         artifact_dir: where logs and checkpoints were written.
+        iterations: the optimizer steps the run has taken, those before a resume included
+            (`max_iterations` counts them).
+        validations: the validations the run has done, those before a resume included (one
+            per epoch, plus those of `valid_every` inside the epochs).
     """
 
     model: nn.Module
@@ -39,3 +43,5 @@ class TrainingResult:
     stopped_early: bool = False
     interrupted: bool = False
     artifact_dir: Path | None = None
+    iterations: int = 0
+    validations: int = 0

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import torch
 
-__all__ = ["load_rng_record", "rng_record"]
+__all__ = ["load_rng_record", "preserved_rng", "rng_record"]
 
 
 def rng_record() -> dict[str, Any]:
@@ -42,3 +44,19 @@ def load_rng_record(record: dict[str, Any]) -> None:
     if "cuda" in record and torch.cuda.is_available():
         states = [torch.as_tensor(s, dtype=torch.uint8).cpu() for s in record["cuda"]]
         torch.cuda.set_rng_state_all(states[: torch.cuda.device_count()])
+
+
+@contextlib.contextmanager
+def preserved_rng() -> Iterator[None]:
+    """Put every generator `rng_record` captures back as it was on exit (host-side states:
+    no device sync)."""
+    python, numpy, cpu = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    try:
+        yield
+    finally:
+        random.setstate(python)
+        np.random.set_state(numpy)
+        torch.set_rng_state(cpu)
+        if cuda is not None:
+            torch.cuda.set_rng_state_all(cuda)
