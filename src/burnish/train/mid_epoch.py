@@ -98,12 +98,12 @@ class MidEpochValidation:
         if self.directory is None:
             return
         try:
-            found = read_validations(self.directory) or []
+            found = read_validations(self.directory)
         except ValueError as error:
             log.warning("%s It is written anew.", error)
-            found = []
-        self.points = found[:validations]
-        if len(found) != len(self.points):
+            found = None
+        self.points = (found or [])[:validations]
+        if found is None or len(found) != len(self.points):
             write_validations(self.directory, self.points)
 
     def record(self, state: TrainingState, epoch_end: bool) -> None:

@@ -27,6 +27,7 @@ from burnish.train.accumulation import Accumulation
 from burnish.train.batch_check import check_batch_device, model_device
 from burnish.train.budget import StepBudget
 from burnish.train.checkpoint.learning import LearningCheckpointer
+from burnish.train.checkpoint.rng import restore_rng, rng_state
 from burnish.train.checkpoint.run_end import Resumed, RunEnd
 from burnish.train.checkpoint.training_state import TrainingState
 from burnish.train.compile import (
@@ -327,8 +328,11 @@ class Run:
         return _Trained.STOPPED
 
     def _valid_epoch(self, epoch: int) -> bool:
-        """The epoch's own validation; False if interrupted (it is redone on resume)."""
+        """The epoch's own validation; False if interrupted (it is redone on resume, from the
+        random generators' states it began with)."""
+        began = rng_state()
         if not self._validate(epoch_end=True):
+            restore_rng(began)
             self.checkpointer.save_iteration(self.state)
             return False
         self.state.position.phase = Phase.DONE
