@@ -130,6 +130,16 @@ CASES = {
     "bf16": lambda b: b.mixed_precision("bf16"),
     "accumulation+checkpoints": lambda b: b.grads_accumulation(2).checkpoint_every(3),
     "trackers": lambda b: b.log_to(CsvLogger()).log_every(2),
+    # 10 iterations an epoch: 9 steps of 2 end the run 8 iterations into epoch 2, after
+    # validations inside the epochs at steps 3 and 6 (and the trackers' valid points).
+    "max_iterations+valid_every": lambda b: (
+        b.grads_accumulation(2)
+        .max_iterations(9)
+        .valid_every(3)
+        .checkpoint_every(4)
+        .log_to(CsvLogger())
+        .log_every(2)
+    ),
 }
 
 
@@ -146,6 +156,8 @@ def test_no_sync_in_the_training_iteration(tmp_path, install_counter, case):
     counter = install_counter(optim)
     result = learner.fit(*data)
     assert result.epochs_completed == 2
+    if case == "max_iterations+valid_every":
+        assert (result.iterations, result.validations) == (9, 4)
     assert counter.calls == [], f"{len(counter.calls)} syncs, the first:\n{counter.calls[0]}"
     assert counter.allowed_calls > 0  # the counter sees the read-backs it lets through
 
@@ -168,14 +180,18 @@ def test_the_counter_catches_a_sync_in_the_iteration(tmp_path, install_counter):
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize("precision", [None, "fp16", "bf16"])
-def test_cuda_epoch_under_sync_debug_mode_error(tmp_path, precision):
+@pytest.mark.parametrize("budget", [False, True], ids=["epoch", "max_iterations+valid_every"])
+def test_cuda_epoch_under_sync_debug_mode_error(tmp_path, precision, budget):
     """The batches come from workers (pinned memory, non_blocking copies); reading metrics
     back in the processor's drain and checkpoints are the only syncs, so they run with the
-    debug mode off."""
+    debug mode off. With a budget, 7 steps of the 10-iteration epoch and validations at
+    steps 3 and 6 inside it."""
     bn.seed(2)
     b: LearnerBuilder = builder(tmp_path, epochs=1).devices(["cuda"])
     if precision is not None:
         b = b.mixed_precision(precision)
+    if budget:
+        b = b.max_iterations(7).valid_every(3)
     model = Mlp().to("cuda")  # before the debug mode: a copy from pageable memory waits
     learner = b.build(model, AdamConfig().init(), 1e-3)
     data = loaders(batch_size=64, train_items=640, valid_items=128, workers=1)
@@ -200,3 +216,5 @@ def test_cuda_epoch_under_sync_debug_mode_error(tmp_path, precision):
         finally:
             torch.cuda.set_sync_debug_mode(0)
     assert result.epochs_completed == 1
+    if budget:
+        assert (result.iterations, result.validations) == (7, 3)
