@@ -62,8 +62,10 @@ class ValidationPoint:
         if not isinstance(value, dict) or sorted(value) != sorted(fields):
             raise ValueError(f"expected an object with {fields}, got {value!r}")
         numbers = [value[name] for name in fields[:4]]
-        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers):
-            raise ValueError(f"expected integers >= 0 in {value!r}")
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
+            raise ValueError(f"expected integers in {value!r}")
+        if not all(0 <= n < 2**63 for n in numbers):
+            raise ValueError(f"expected integers in [0, 2**63) in {value!r}")
         if not isinstance(value["epoch_end"], bool):
             raise ValueError(f"expected a boolean `epoch_end` in {value!r}")
         validation, epoch, iteration, steps = numbers
