@@ -264,3 +264,41 @@ def test_the_validations_file_is_cut_back_on_resume_and_rejects_damage(tmp_path)
         read_validations(tmp_path)
     MidEpochValidation(2, tmp_path).restore(0)  # damaged: written anew
     assert read_validations(tmp_path) == []
+
+
+@pytest.mark.parametrize("at", [7, 12])  # after validation 1; after validation 4, in epoch 2
+def test_trackers_of_a_stopped_run_resumed_equal_an_uninterrupted_runs(at, tmp_path):
+    """The trackers get validation N's values at epoch N; a resumed run keeps those of the
+    validations done before its checkpoint and logs the others once."""
+    import csv
+
+    from burnish.train.logger import CsvLogger
+
+    def inside(b, directory):
+        return (
+            b.num_epochs(2)
+            .valid_every(4)
+            .checkpoint_every(5)
+            .log_to(CsvLogger(directory / "metrics.csv"))
+            .log_every(2)
+        )
+
+    def table(directory):
+        with open(directory / "metrics.csv", newline="") as file:
+            rows = [tuple(row.values()) for row in csv.DictReader(file)]
+        assert len({row[:4] for row in rows}) == len(rows), "a point logged twice"
+        return rows
+
+    straight, run = tmp_path / "straight", tmp_path / "run"
+    fit("LearnerBuilder", straight, lambda b: inside(b, straight))
+    valid_epochs = {row[0] for row in table(straight) if row[1] == "" and row[2] == "valid"}
+    assert valid_epochs == {str(n) for n in range(1, 7)}
+    stopped = fit(
+        "LearnerBuilder",
+        run,
+        lambda b: inside(b, run).metric_train_numeric(StopAt(b.interrupter(), at)),
+    )
+    assert stopped.interrupted
+    fit("LearnerBuilder", run, lambda b: inside(b, run).resume())
+    # The same points (their order follows the read-backs, which the stop's checkpoint moves).
+    assert sorted(r for r in table(run) if r[3] != "StopAt") == sorted(table(straight))

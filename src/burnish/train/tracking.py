@@ -148,7 +148,10 @@ class Tracking(MetricsRenderer):
         if resumed is not None:
             step, _ = self.where()
             train_ended = resumed.phase is not Phase.TRAIN
-            resume = ResumePosition(resumed.epoch, resumed.iteration, step, train_ended)
+            validations = self.validations() if self.validations is not None else None
+            resume = ResumePosition(
+                resumed.epoch, resumed.iteration, step, train_ended, validations
+            )
         run = RunInfo(artifact_dir, config, dict(hparams), resume)
         for tracker in self.trackers:
             tracker.start(run)
