@@ -11,6 +11,9 @@ import pytest
 import torch
 
 import burnish as bn
+from burnish.data.dataloader import DataLoaderBuilder
+from burnish.data.dataset import PartialDataset
+from burnish.data.dataset.vision import MnistDataset
 from burnish.module import load_record
 from burnish.optim import AdamConfig
 from burnish.record import DefaultRecorder
@@ -32,6 +35,7 @@ from burnish.train.logger.validations import read_validations
 from burnish.train.metric import AccuracyMetric, LossMetric
 from burnish.train.renderer import CliMetricsRenderer
 
+from tests.helpers import MnistBatcher
 from tests.train import scripted
 from tests.train.helpers import Mlp, loaders
 
@@ -56,11 +60,14 @@ class NoisyMlp(Mlp):
         return super().valid_step(batch)
 
 
-def fit(kind, directory, configure, seed=3):
+def fit(kind, directory, configure, seed=3, shuffled_valid=False):
     bn.seed(seed)
     model = NoisyMlp()
     optim = AdamConfig().init()
     data = loaders(**DATA)
+    if shuffled_valid:  # each validation sees its batches in another order
+        items = PartialDataset(MnistDataset.test(), 0, DATA["valid_items"])
+        data = data[0], DataLoaderBuilder(MnistBatcher()).batch_size(32).shuffle(7).build(items)
 
     def settings(builder):
         builder = (
@@ -197,10 +204,12 @@ class StopAt(LossMetric):
     ],
 )
 def test_a_run_stopped_anywhere_resumes_bit_identically(split, at, tmp_path):
+    """The validation loader is shuffled: a validation redone sees its batches in its order."""
+
     def inside(b):
         return b.num_epochs(2).valid_every(4).checkpoint_every(5)
 
-    expected = fit("LearnerBuilder", tmp_path / "straight", inside)
+    expected = fit("LearnerBuilder", tmp_path / "straight", inside, shuffled_valid=True)
 
     def stopping(b):
         stop = StopAt(b.interrupter(), at)
@@ -210,9 +219,11 @@ def test_a_run_stopped_anywhere_resumes_bit_identically(split, at, tmp_path):
             else inside(b).metric_valid_numeric(stop)
         )
 
-    stopped = fit("LearnerBuilder", tmp_path / "run", stopping)
+    stopped = fit("LearnerBuilder", tmp_path / "run", stopping, shuffled_valid=True)
     assert stopped.interrupted
-    resumed = fit("LearnerBuilder", tmp_path / "run", lambda b: inside(b).resume())
+    resumed = fit(
+        "LearnerBuilder", tmp_path / "run", lambda b: inside(b).resume(), shuffled_valid=True
+    )
     assert (resumed.validations, resumed.iterations) == (6, 20)
     for name, tensor in expected.model.state_dict().items():
         assert torch.equal(tensor, resumed.model.state_dict()[name]), name

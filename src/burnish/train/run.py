@@ -260,8 +260,8 @@ class Run:
             state.start_epoch(Split.TRAIN)
         state.model.train()
         every = self.options.checkpoint_every
-        start = state.position.iteration
-        if self._validation_due(start):  # a stop or crash came between its step and it
+        start, length = state.position.iteration, loader.num_batches()
+        if self._validation_due(start, length):  # a stop or crash came between its step and it
             trained = self._validate_inside(epoch)
             if trained is not _Trained.DONE:
                 return trained
@@ -288,7 +288,7 @@ class Run:
                 return _Trained.INTERRUPTED
             if every and iteration % every == 0:
                 self.checkpointer.save_iteration(state)
-            if self._validation_due(iteration):
+            if self._validation_due(iteration, length):
                 trained = self._validate_inside(epoch)
                 if trained is not _Trained.DONE:
                     return trained
@@ -301,11 +301,10 @@ class Run:
             return _Trained.INTERRUPTED
         return _Trained.DONE
 
-    def _validation_due(self, iteration: int) -> bool:
-        """Whether a validation inside the epoch follows `iteration` (`valid_every`)."""
-        state = self.state
-        last = iteration >= state.loaders[Split.TRAIN].num_batches() or self.budget.spent(state)
-        return self.mid_epoch.due(state, iteration, last_iteration=last)
+    def _validation_due(self, iteration: int, length: int) -> bool:
+        """Whether a validation inside the epoch (of `length` iterations) follows `iteration`."""
+        ends = iteration >= length or self.budget.spent(self.state)  # its own validation follows
+        return self.mid_epoch.due(self.state, iteration, last_iteration=ends)
 
     def _validate_inside(self, epoch: int) -> _Trained:
         """A validation inside the epoch, then early stopping's and the checkpointing
@@ -313,7 +312,8 @@ class Run:
         state = self.state
         with self.mid_epoch.isolated(state.model):
             validated = self._validate(epoch_end=False)
-        if not validated:  # after the generators are restored: the resumed run redoes it
+        if not validated:  # the resumed run redoes it from the same generators and batches
+            state.restart_epoch(Split.VALID)
             self.checkpointer.save_iteration(state)
             return _Trained.INTERRUPTED
         number = state.validations

@@ -76,6 +76,12 @@ class TrainingState:
         """Remember `split`'s loader position at the start of its epoch."""
         self.epoch_start[split] = self.loaders[split].to_record()
 
+    def restart_epoch(self, split: Split) -> None:
+        """Put `split`'s loader back at the start of its epoch (a validation that is redone)."""
+        record = self.epoch_start.get(split)
+        if record is not None:
+            self.loaders[split].load_record(record)
+
     def to_records(self) -> dict[str, Any]:
         """The checkpoint's files: `model`, `optim`, `scheduler` and `learner` records.
 
