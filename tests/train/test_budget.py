@@ -228,6 +228,13 @@ def test_the_budget_counts_epochs_from_where_the_run_stands():
     assert accumulating.epochs(state(1, 0, 0), 21) == 1
 
 
+def test_a_budget_over_an_empty_training_loader_says_what_to_do(tmp_path):
+    with pytest.raises(ValueError, match=r"`max_iterations\(5\)` counts optimizer steps, but"):
+        LearnerBuilder(tmp_path).renderer(CliMetricsRenderer(file=io.StringIO())).max_iterations(
+            5
+        ).build(Mlp(), AdamConfig().init(), 1e-3).fit([], [])
+
+
 @pytest.mark.parametrize("value", [0, -3, 2.5, True, "10"])
 def test_max_iterations_and_valid_every_reject_what_is_not_a_positive_integer(value):
     for method in ("max_iterations", "valid_every"):

@@ -62,14 +62,23 @@ class StepBudget:
         Counted from where `state` stands (a resume, another world size): the iterations the
         remaining steps need, against what is left of the current epoch, then whole epochs of
         `batches_per_epoch`. With both set, the smaller.
+
+        Raises:
+            ValueError: if the budget alone bounds the run and an epoch has no batch.
         """
         if self.max_iterations is None:
             assert self.num_epochs is not None
             return self.num_epochs
+        if batches_per_epoch < 1 and self.num_epochs is None:
+            raise ValueError(
+                f"`max_iterations({self.max_iterations})` counts optimizer steps, but the "
+                "training data loader yields no batch per epoch (this rank's share, under "
+                "torchrun). Give it data, or bound the run with `num_epochs(n)`."
+            )
         position = state.position
         remaining = self.max_iterations - state.optimizer_steps
         iterations = remaining * self.accumulation - state.accumulation.count
-        per_epoch = max(batches_per_epoch, 1)
+        per_epoch = max(batches_per_epoch, 1)  # empty epochs: the bound is `num_epochs`
         left = per_epoch - position.iteration if position.phase is Phase.TRAIN else 0
         more = max(0, -(-(iterations - left) // per_epoch))
         needed = position.epoch + more

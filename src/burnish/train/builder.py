@@ -57,8 +57,8 @@ class TrainingBuilder:
     Every method returns the builder. The methods are Burn's (metrics, epochs, devices,
     checkpoints, early stopping, renderer, loggers), plus burnish's `resume`,
     `checkpoint_every`, `deterministic`, `mixed_precision`, `compile`, `strategy`, `log_to`,
-    `log_every`, `max_iterations` and `valid_every`. Settings are checked when given or when the learner is built; nothing runs
-    until training starts.
+    `log_every`, `max_iterations` and `valid_every`. Settings are checked when given or when
+    the learner is built; nothing runs until training starts.
 
     Args:
         artifact_dir: where `experiment.log`, metric logs (`train/`, `valid/`) and
