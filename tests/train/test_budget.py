@@ -229,10 +229,10 @@ def test_the_budget_counts_epochs_from_where_the_run_stands():
 
 
 def test_a_budget_over_an_empty_training_loader_says_what_to_do(tmp_path):
+    builder = LearnerBuilder(tmp_path).renderer(CliMetricsRenderer(file=io.StringIO()))
+    learner = builder.max_iterations(5).build(Mlp(), AdamConfig().init(), 1e-3)
     with pytest.raises(ValueError, match=r"`max_iterations\(5\)` counts optimizer steps, but"):
-        LearnerBuilder(tmp_path).renderer(CliMetricsRenderer(file=io.StringIO())).max_iterations(
-            5
-        ).build(Mlp(), AdamConfig().init(), 1e-3).fit([], [])
+        learner.fit([], [])
 
 
 @pytest.mark.parametrize("value", [0, -3, 2.5, True, "10"])
