@@ -110,6 +110,10 @@ def learner_run(args) -> torch.nn.Module:
         b = b.strategy("fsdp")
     if args.bf16:
         b = b.mixed_precision("bf16")
+    if args.max_iterations:
+        b = b.max_iterations(args.max_iterations)
+    if args.valid_every:
+        b = b.valid_every(args.valid_every)
     if args.csv:
         from burnish.train.logger import CsvLogger
 
@@ -155,6 +159,8 @@ def main() -> None:
     parser.add_argument("--adam", action="store_true")
     parser.add_argument("--bf16", action="store_true")
     parser.add_argument("--csv", action="store_true")
+    parser.add_argument("--max-iterations", type=int, default=0)
+    parser.add_argument("--valid-every", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(1)
     model = custom_loop(args) if args.custom_loop else learner_run(args)
