@@ -96,6 +96,8 @@ def train_run(
     stop_after: int | None = None,
     evaluation: str | None = None,
     hidden_size: int = 16,
+    valid_every: int | None = None,
+    max_iterations: int | None = None,
 ) -> Path:
     """Train `Classifier` for `epochs` epochs into `artifact_dir`, as the guide does (~1 s).
 
@@ -103,7 +105,8 @@ def train_run(
     constant `learning_rate` of 0.1 its epoch mean is 0.1 plus one ulp. `stop_after` stops
     training after that iteration of the first epoch (as `q` or Ctrl-C would), which writes a
     mid-epoch checkpoint. `evaluation` names an evaluation of the trained model on a test set
-    (an `Evaluator`'s, written to `test/<name>/`).
+    (an `Evaluator`'s, written to `test/<name>/`). `valid_every` and `max_iterations` add
+    validations inside the epochs (8 iterations each) and a step budget.
     """
     config = RunConfig(hidden_size=hidden_size, num_epochs=epochs, learning_rate=learning_rate)
     artifact_dir.mkdir(parents=True, exist_ok=True)
@@ -115,6 +118,10 @@ def train_run(
         builder = builder.metric_train(StopAfter(builder.interrupter(), stop_after))
     if learning_rate_metric:
         builder = builder.metric_train_numeric(LearningRateMetric())
+    if valid_every is not None:
+        builder = builder.valid_every(valid_every)
+    if max_iterations is not None:
+        builder = builder.max_iterations(max_iterations)
     learner = (
         builder.metric_train_numeric(AccuracyMetric())
         .metric_valid_numeric(AccuracyMetric())

@@ -3,6 +3,7 @@
     python tests/train/crash_run.py ARTIFACT_DIR OUT [--workers N] [--kill-at-io N]
         [--kill-in-valid] [--precision fp16] [--trackers] [--listener] [--ema]
         [--scripted STRATEGY [--kill-after-epoch K] [--kill-in-epoch-end K]]
+        [--max-iterations N] [--valid-every K] [--kill-at-step N]
 
 It resumes from the newest complete checkpoint (`resume()`), trains a small dropout MLP on an
 MNIST subset with checkpoints every few iterations, and on success writes the final
@@ -16,6 +17,11 @@ record goes to OUT beside the parameters.
 a CSV file and TensorBoard (`log_to`, `log_every(3)`) in the artifact directory. `--ema` keeps
 an average of the weights (`with_ema(0.9, warmup=True, update_every=2)`, validated with the
 trained model beside it) and writes it to OUT too.
+
+`--max-iterations N` and `--valid-every K` add a step budget and validations inside the epochs
+(either run); `--kill-at-step N` kills the process after its N-th training iteration (between
+two validations, for a chosen N); with `--valid-every`, `--kill-in-valid` lands in the first
+validation inside an epoch.
 
 `--scripted composed|metric` trains the tiny regression of `scripted.py` instead, whose
 validation metric takes chosen values, with early stopping (stops after epoch 5 of 8) and that
@@ -77,6 +83,23 @@ def count_io() -> dict[str, int]:
 
     os.fsync, os.replace, os.write = wrap(os.fsync), wrap(os.replace), wrap(os.write)
     return calls
+
+
+def kill_at_step(count: int) -> None:
+    """SIGKILL this process once it has processed `count` training iterations."""
+    from burnish.train.processor import MetricsProcessor
+
+    process, seen = MetricsProcessor.process, {"n": 0}
+
+    def killing(self, split, *args):
+        result = process(self, split, *args)
+        if split == "train":
+            seen["n"] += 1
+            if seen["n"] == count:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+    MetricsProcessor.process = killing
 
 
 def kill_in_valid() -> None:
@@ -145,7 +168,17 @@ def scripted_learner(args):
         .deterministic()
         .resume()
     )
+    configured = long_run(configured, args)
     return configured.build(model, optim, 1e-2), optim, scripted.loaders()
+
+
+def long_run(configured, args):
+    """The step budget and validations inside epochs the flags ask for."""
+    if args.max_iterations:
+        configured = configured.max_iterations(args.max_iterations)
+    if args.valid_every:
+        configured = configured.valid_every(args.valid_every)
+    return configured
 
 
 def main() -> None:
@@ -165,12 +198,17 @@ def main() -> None:
     parser.add_argument("--scripted", choices=["composed", "metric"], help="scripted-loss run")
     parser.add_argument("--kill-after-epoch", type=int, default=0)
     parser.add_argument("--kill-in-epoch-end", type=int, default=0)
+    parser.add_argument("--max-iterations", type=int, default=0)
+    parser.add_argument("--valid-every", type=int, default=0)
+    parser.add_argument("--kill-at-step", type=int, default=0)
     args = parser.parse_args()
     calls = count_io() if args.count_io else None
     if args.kill_at_io:
         kill_at_io(args.kill_at_io)
     if args.kill_in_valid:
         kill_in_valid()
+    if args.kill_at_step:
+        kill_at_step(args.kill_at_step)
     if args.kill_after_epoch or args.kill_in_epoch_end:
         kill_at_epoch_end(args.kill_after_epoch, args.kill_in_epoch_end)
     torch.set_num_threads(1)
@@ -182,7 +220,8 @@ def main() -> None:
     result = learner.fit(train, valid)
     print(
         f"interrupted={result.interrupted} epochs={result.epochs_completed} "
-        f"stopped_early={result.stopped_early}",
+        f"stopped_early={result.stopped_early} iterations={result.iterations} "
+        f"validations={result.validations}",
         flush=True,
     )
     if result.interrupted:
@@ -230,7 +269,7 @@ def mnist_learner(args):
         )
     if args.journal is not None:
         configured = configured.with_listener(args.journal)
-    learner = configured.build(model, optim, 1e-3)
+    learner = long_run(configured, args).build(model, optim, 1e-3)
     data = loaders(batch_size=32, train_items=960, valid_items=96, workers=args.workers)
     return learner, optim, data
 

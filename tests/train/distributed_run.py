@@ -160,6 +160,10 @@ def learner_run(args):
         b = b.strategy("fsdp")
     if args.bf16:
         b = b.mixed_precision("bf16")
+    if args.max_iterations:
+        b = b.max_iterations(args.max_iterations)
+    if args.valid_every:
+        b = b.valid_every(args.valid_every)
     if args.csv:
         from burnish.train.logger import CsvLogger
 
@@ -222,6 +226,8 @@ def main() -> None:
     parser.add_argument("--on-non-finite", choices=["continue", "skip", "stop"])
     parser.add_argument("--nan-at", type=int, default=0)
     parser.add_argument("--nan-rank", type=int, default=0)
+    parser.add_argument("--max-iterations", type=int, default=0)
+    parser.add_argument("--valid-every", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(1)
     result = None if args.custom_loop else learner_run(args)

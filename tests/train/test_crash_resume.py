@@ -338,3 +338,70 @@ def test_sigkill_at_random_moments_with_early_stopping_then_resume_is_bit_identi
     killed = resume_until_done(artifacts, out, kills, *flags)
     assert killed >= 4, f"only {killed} of {len(kills)} kills landed before the run finished"
     assert_same_scripted_run(reference_dir, reference_out, artifacts, out)
+
+
+# -- step budgets and validations inside epochs (issue 21) ----------------------------------
+# 30 iterations an epoch; a budget of 70 steps ends the run 10 iterations into epoch 3; a
+# validation every 8 steps: 8, 16, 24, 30 (epoch end), 32, ..., 64, 70 (the budget's end).
+LONG = ("--max-iterations", "70", "--valid-every", "8")
+
+
+@pytest.fixture(scope="module")
+def reference_long(tmp_path_factory):
+    """One uninterrupted run with a step budget and validations inside its epochs."""
+    directory = tmp_path_factory.mktemp("reference-long")
+    out = directory / "final.pt"
+    assert run(directory / "artifacts", out, "--count-io", *LONG) == 0
+    assert "epochs=3 stopped_early=False iterations=70 validations=11" in run.last_stdout
+    io_calls = int(run.last_stdout.split("io-calls")[-1])
+    return directory / "artifacts", out, io_calls
+
+
+def assert_same_long_run(reference_dir, reference_out, artifacts, out):
+    assert_same_run(reference_dir, reference_out, artifacts, out)
+    validations = Path("valid") / "validations.json"
+    assert (artifacts / validations).read_bytes() == (reference_dir / validations).read_bytes()
+    assert sorted(checkpoint_files(artifacts)) == sorted(checkpoint_files(reference_dir))
+
+
+def test_sigkill_between_validations_and_in_one_then_resume_is_bit_identical(
+    reference_long, tmp_path
+):
+    """Killed between two validations (after iterations 13 and 45 of a process), in the first
+    validation inside an epoch, inside checkpoint writes and at a random moment: the resumed
+    run stops at exactly 70 steps with the parameters, logs, validations and checkpoints of
+    the uninterrupted one."""
+    reference_dir, reference_out, io_calls = reference_long
+    rng = random.Random(21)
+    kills: list = [["--kill-at-step", "13"], ["--kill-in-valid"], ["--kill-at-step", "45"]]
+    kills += [["--kill-at-io", str(rng.randint(1, io_calls // 10))] for _ in range(3)]
+    kills.insert(3, rng.uniform(0.05, 0.3))
+    artifacts, out = tmp_path / "artifacts", tmp_path / "final.pt"
+    killed = resume_until_done(artifacts, out, kills, *LONG)
+    assert killed >= 5, f"only {killed} of {len(kills)} kills landed before the run finished"
+    assert_same_long_run(reference_dir, reference_out, artifacts, out)
+    assert "iterations=70 validations=11" in run.last_stdout
+
+    # The budget is spent: resume() trains nothing more and returns the same result.
+    before, logged = checkpoint_files(artifacts), logs(artifacts)
+    out.unlink()
+    assert run(artifacts, out, *LONG) == 0
+    assert "epochs=3 stopped_early=False iterations=70 validations=11" in run.last_stdout
+    assert_same_long_run(reference_dir, reference_out, artifacts, out)
+    assert checkpoint_files(artifacts) == before and logs(artifacts) == logged
+
+
+def test_sigkill_around_each_decision_of_validations_inside_epochs(tmp_path):
+    """The scripted run validating every 2 steps (4 an epoch): early stopping ends it at
+    validation 5, inside epoch 3. Killed after validation 1's decision and between validation
+    2's and 4's checkpoint and their deletions, it keeps the same checkpoints."""
+    flags = ("--scripted", "composed", "--valid-every", "2")
+    reference = tmp_path / "reference"
+    assert run(reference / "artifacts", reference / "final.pt", *flags) == 0
+    assert "epochs=3 stopped_early=True iterations=10 validations=5" in run.last_stdout
+    kills = [[AFTER, "1"], [IN_END, "2"], [IN_END, "4"]]
+    artifacts, out = tmp_path / "artifacts", tmp_path / "final.pt"
+    assert resume_until_done(artifacts, out, kills, *flags) == len(kills)
+    assert_same_run(reference / "artifacts", reference / "final.pt", artifacts, out)
+    assert sorted(checkpoint_files(artifacts)) == ["epoch-2", "epoch-2-iteration-2", "epoch-3"]
+    assert sorted(checkpoint_files(artifacts)) == sorted(checkpoint_files(reference / "artifacts"))

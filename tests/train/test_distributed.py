@@ -283,3 +283,51 @@ def test_a_nan_on_one_rank_stops_every_rank_at_the_same_read_back(tmp_path):
     committed = sorted(p.name for p in (artifacts / "checkpoint").iterdir())
     assert committed == ["epoch-1-iteration-3"]
     assert all(torch.isfinite(t).all() for t in torch.load(tmp_path / "final.pt").values())
+
+
+# 8 iterations an epoch; 13 steps end the run 5 iterations into epoch 2, with validations at
+# steps 3 and 6, 8 (epoch 1's end), 9 and 12 and 13 (the budget's end).
+LONG = ("--max-iterations", "13", "--valid-every", "3")
+
+
+@pytest.mark.parametrize("strategy", ["ddp", "fsdp"])
+def test_a_step_budget_and_validations_inside_epochs_under_two_ranks_equal_one_process(
+    tmp_path, strategy
+):
+    """The ranks validate at the same steps (collectives in step); under FSDP the model is
+    back in training mode after each validation inside an epoch."""
+    two = (*LONG, *(("--fsdp",) if strategy == "fsdp" else ()))
+    check(torchrun(str(tmp_path / "two"), str(tmp_path / "two.pt"), *two))
+    check(single(str(tmp_path / "one"), str(tmp_path / "one.pt"), *LONG, "--batch-size", "32"))
+    assert_params_close(tmp_path / "two.pt", tmp_path / "one.pt", atol=1e-5)
+    validations = "valid/validations.json"
+    assert (tmp_path / "two" / validations).read_text() == (
+        tmp_path / "one" / validations
+    ).read_text()
+    for number in range(1, 7):
+        ours = (tmp_path / f"two/valid/epoch-{number}/Loss.log").read_text().splitlines()
+        theirs = (tmp_path / f"one/valid/epoch-{number}/Loss.log").read_text().splitlines()
+        assert len(ours) == len(theirs) == 2
+        for mine, other in zip(ours, theirs):
+            (v1, c1), (v2, c2) = (tuple(map(float, line.split(","))) for line in (mine, other))
+            assert c1 == c2 and abs(v1 - v2) < 1e-5
+    assert len((tmp_path / "two/train/epoch-2/Loss.log").read_text().splitlines()) == 5
+    assert not (tmp_path / "two/valid/epoch-7").exists()
+
+
+def test_sigkill_between_validations_under_two_ranks_then_resume_is_bit_identical(tmp_path):
+    straight = tmp_path / "straight"
+    flags = (*LONG, "--checkpoint-every", "2")
+    check(torchrun(str(straight / "artifacts"), str(straight / "final.pt"), *flags))
+    resumed = tmp_path / "resumed"
+    killed = torchrun(
+        str(resumed / "artifacts"), str(resumed / "final.pt"), *flags, "--kill-at", "11"
+    )
+    assert killed.returncode != 0 and not (resumed / "final.pt").exists()
+    check(torchrun(str(resumed / "artifacts"), str(resumed / "final.pt"), *flags))
+    assert_params_close(resumed / "final.pt", straight / "final.pt", atol=0)
+    for path in sorted((straight / "artifacts").rglob("*.log")):
+        if path.name == "experiment.log":
+            continue
+        relative = path.relative_to(straight)
+        assert (resumed / relative).read_bytes() == path.read_bytes(), relative

@@ -141,6 +141,16 @@ CASES = {
     "stop+checkpoints": lambda b: b.on_non_finite("stop").checkpoint_every(3),
     "ema+skip+bf16": lambda b: b.with_ema(0.9).on_non_finite("skip").mixed_precision("bf16"),
     "ema+skip+fp16": lambda b: b.with_ema(0.9).on_non_finite("skip").mixed_precision("fp16"),
+    # 10 iterations an epoch: 9 steps of 2 end the run 8 iterations into epoch 2, after
+    # validations inside the epochs at steps 3 and 6 (and the trackers' valid points).
+    "max_iterations+valid_every": lambda b: (
+        b.grads_accumulation(2)
+        .max_iterations(9)
+        .valid_every(3)
+        .checkpoint_every(4)
+        .log_to(CsvLogger())
+        .log_every(2)
+    ),
 }
 
 
@@ -157,6 +167,8 @@ def test_no_sync_in_the_training_iteration(tmp_path, install_counter, case):
     counter = install_counter(optim)
     result = learner.fit(*data)
     assert result.epochs_completed == 2
+    if case == "max_iterations+valid_every":
+        assert (result.iterations, result.validations) == (9, 4)
     assert counter.calls == [], f"{len(counter.calls)} syncs, the first:\n{counter.calls[0]}"
     assert counter.allowed_calls > 0  # the counter sees the read-backs it lets through
 
@@ -183,6 +195,10 @@ CUDA_CASES = {
     "bf16": lambda b: b.mixed_precision("bf16"),
     "ema+skip": lambda b: b.with_ema(0.99, validate="both").on_non_finite("skip"),
     "ema+stop+fp16": lambda b: b.with_ema(0.99).on_non_finite("stop").mixed_precision("fp16"),
+    "max_iterations+valid_every": lambda b: b.max_iterations(7).valid_every(3),
+    "max_iterations+valid_every+bf16": lambda b: (
+        b.max_iterations(7).valid_every(3).mixed_precision("bf16")
+    ),
 }
 
 
@@ -191,7 +207,8 @@ CUDA_CASES = {
 def test_cuda_epoch_under_sync_debug_mode_error(tmp_path, case):
     """The batches come from workers (pinned memory, non_blocking copies); reading metrics
     back in the processor's drain and checkpoints are the only syncs, so they run with the
-    debug mode off."""
+    debug mode off. With a budget, 7 steps of the 10-iteration epoch and validations at
+    steps 3 and 6 inside it."""
     bn.seed(2)
     b: LearnerBuilder = CUDA_CASES[case](builder(tmp_path, epochs=1).devices(["cuda"]))
     model = Mlp().to("cuda")  # before the debug mode: a copy from pageable memory waits
@@ -218,3 +235,5 @@ def test_cuda_epoch_under_sync_debug_mode_error(tmp_path, case):
         finally:
             torch.cuda.set_sync_debug_mode(0)
     assert result.epochs_completed == 1
+    if case.startswith("max_iterations"):
+        assert (result.iterations, result.validations) == (7, 3)

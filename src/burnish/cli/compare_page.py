@@ -10,7 +10,6 @@ from __future__ import annotations
 import colorsys
 from collections.abc import Sequence
 from html import escape
-from typing import cast
 
 from burnish.cli.compare import ComparedRun, ComparisonRow, Outcome, comparison_rows
 from burnish.cli.config_diff import ROOT, diff_configs
@@ -95,8 +94,7 @@ def _metric_card(
         if curves is None or not (curves.means[split] or curves.iterations[split]):
             missing.append(run.name)
             continue
-        # The means' x is an int epoch; the chart reads the list only, so int serves as float.
-        points = cast("list[tuple[float, float]]", curves.means[split])
+        points = curves.means[split]
         series.append(Series(run.name, color, points, curves.iterations[split]))
     if not series:
         return ""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from html import escape
-from typing import Any, cast
+from typing import Any
 
 from burnish.cli.base import format_bytes
 from burnish.cli.html import document, number, table
@@ -45,20 +45,14 @@ def _metrics(report: RunReport) -> str:
 
 
 def _metric_card(curves: MetricCurves, epochs: int) -> str:
-    # The means' x is an int epoch; the chart reads the list only, so int serves as float.
     series = [
-        Series(
-            split,
-            COLORS[split],
-            cast("list[tuple[float, float]]", curves.means[split]),
-            curves.iterations[split],
-        )
+        Series(split, COLORS[split], curves.means[split], curves.iterations[split])
         for split in SPLITS
         if curves.means[split] or curves.iterations[split]
     ]
     chart = line_chart(series, float(epochs), x_label="epoch", title=curves.name)
     last = " · ".join(
-        f"{split} {number(curves.means[split][-1][1])} (epoch {curves.means[split][-1][0]})"
+        f"{split} {number(curves.means[split][-1][1])} ({curves.last[split]})"
         for split in SPLITS
         if curves.means[split]
     )

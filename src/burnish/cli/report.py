@@ -101,15 +101,20 @@ def _page(directories: list[Path], output: Path) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class MetricCurves:
-    """One metric's values: per split, epoch means and `(x, value)` of every iteration.
+    """One metric's values: per split, `(x, mean)` of each epoch and `(x, value)` of every
+    iteration, and the last mean's epoch (`last`, e.g. `"epoch 3"`).
 
     An iteration's `x` is `epoch - 1 + k / n` for the `k`-th of `n` iterations of its epoch,
-    so an epoch spans `(epoch - 1, epoch]` and its mean sits at `x = epoch`.
+    so an epoch spans `(epoch - 1, epoch]` and its mean sits at `x = epoch`. A run that
+    validated inside its epochs (`valid/validations.json`) has one valid epoch per validation:
+    each one's mean sits where it was taken, `x = epoch - 1 + iteration / iterations of that
+    epoch`, and its iterations span the interval since the previous validation.
     """
 
     name: str
-    means: dict[str, list[tuple[int, float]]]
+    means: dict[str, list[tuple[float, float]]]
     iterations: dict[str, list[tuple[float, float]]]
+    last: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,26 +176,64 @@ def metric_curves(directory: Path, summary: Any) -> list[MetricCurves]:
 def _curves(directory: Path, summary: Any, name: str) -> MetricCurves:
     from burnish.train.logger.file import FileMetricLogger
 
-    means: dict[str, list[tuple[int, float]]] = {}
+    means: dict[str, list[tuple[float, float]]] = {}
     iterations: dict[str, list[tuple[float, float]]] = {}
+    last: dict[str, str] = {}
+    places = _validation_places(directory / "valid", summary)
     for split in SPLITS:
         metric = next((m for m in getattr(summary.metrics, split) if m.name == name), None)
-        means[split] = [(e.step, e.value) for e in metric.entries] if metric else []
+        entries = metric.entries if metric else []
+        at = places if split == "valid" and places is not None else None
+        means[split] = [(_place(at, e.step), e.value) for e in entries]
+        unit = "validation" if at is not None else "epoch"
+        if entries:
+            last[split] = f"{unit} {entries[-1].step}"
         logger = FileMetricLogger(directory / split)
         points: list[tuple[float, float]] = []
-        for epoch in range(1, summary.epochs + 1):
+        count_of_epochs = summary.validations if at is not None else summary.epochs
+        for epoch in range(1, (count_of_epochs or 0) + 1):
             try:
-                entries = logger.read_numeric(name, epoch)
+                lines = logger.read_numeric(name, epoch)
             except ValueError:  # not numeric: the summary left it out too
-                entries = []
-            count = len(entries)
+                lines = []
+            start, end = _place(at, epoch - 1), _place(at, epoch)
+            count = len(lines)
             # Entries read back from a file hold floats, never tensors.
             points += cast(
                 "list[tuple[float, float]]",
-                [(epoch - 1 + (k + 1) / count, e.value) for k, e in enumerate(entries)],
+                [(start + (end - start) * (k + 1) / count, e.value) for k, e in enumerate(lines)],
             )
         iterations[split] = points
-    return MetricCurves(name, means, iterations)
+    return MetricCurves(name, means, iterations, last)
+
+
+def _validation_places(valid: Path, summary: Any) -> dict[int, float] | None:
+    """Where on the epoch axis each validation of a `valid_every` run was taken (by number);
+    None for a run that validated at epoch ends only."""
+    from burnish.train.logger.validations import read_validations
+
+    if summary.validations is None:
+        return None
+    try:
+        points = read_validations(valid) or []
+    except ValueError:  # the summary said so; the valid split is then drawn by number
+        points = []
+    ended = {point.epoch: point.iteration for point in points if point.epoch_end}
+    reached: dict[int, int] = {}  # an epoch that did not end: as far as it went
+    for point in points:
+        reached[point.epoch] = max(reached.get(point.epoch, 0), point.iteration)
+    places = {0: 0.0}
+    for point in points:
+        length = max(ended.get(point.epoch, reached[point.epoch]), 1)
+        places[point.validation] = point.epoch - 1 + point.iteration / length
+    return places
+
+
+def _place(places: dict[int, float] | None, number: int) -> float:
+    """The x of epoch `number` (a validation's, with `places`; else the epoch itself)."""
+    if places is None:
+        return float(number)
+    return places.get(number, float(number))
 
 
 def _config(directory: Path) -> str | None:

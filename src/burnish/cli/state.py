@@ -78,18 +78,22 @@ def _learner(tree: Mapping[str, Any]) -> str:
     ]
     end = tree.get("end")
     if isinstance(end, Mapping) and _is_int(end.get("epoch")):
-        how = (
-            "early stopping ended it; resume() trains no more"
-            if end.get("stopped_early")
-            else "its last epoch; resume() goes on only with a larger num_epochs"
-        )
+        if end.get("stopped_early"):
+            how = "early stopping ended it; resume() trains no more"
+        elif end.get("max_iterations_reached"):
+            how = "its step budget; resume() goes on only with a larger max_iterations"
+        else:
+            how = "its last epoch; resume() goes on only with a larger num_epochs"
         lines.append(f"Run ended: after epoch {end['epoch']} ({how})")
-    if _is_int(tree.get("step")):
-        lines.append(f"Optimizer steps: {tree['step']}")
+    steps = tree.get("optimizer_steps", tree.get("step"))  # older records: one per iteration
+    if _is_int(steps):
+        lines.append(f"Optimizer steps: {steps}")
     if isinstance(tree.get("lr"), (int, float)):
         lines.append(f"Learning rate: {tree['lr']:.6g} (the last iteration's)")
     if _is_int(tree.get("world_size")):
         lines.append(f"World size: {tree['world_size']}")
+    if _is_int(tree.get("validations")):
+        lines.append(f"Validations done: {tree['validations']}")
     loaders = tree.get("loaders")
     if isinstance(loaders, Mapping) and isinstance(loaders.get("now"), Mapping):
         lines.append("Data loaders: " + "; ".join(_loader(s, r) for s, r in loaders["now"].items()))

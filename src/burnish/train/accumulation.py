@@ -54,6 +54,11 @@ class Accumulation:
         self.count = 0
         return self.accumulator.grads()
 
+    @property
+    def stepped(self) -> bool:
+        """Whether the last iteration ended with an optimizer step (no group left open)."""
+        return self.count == 0
+
     def to_record(self) -> dict[str, Any]:
         """The running sum (None between steps) and how many iterations it holds."""
         running = self.accumulator.to_record() if self.count else None

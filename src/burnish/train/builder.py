@@ -59,9 +59,9 @@ class TrainingBuilder:
 
     Every method returns the builder. The methods are Burn's (metrics, epochs, devices,
     checkpoints, early stopping, renderer, loggers), plus burnish's `resume`,
-    `checkpoint_every`, `deterministic`, `mixed_precision`, `compile`, `strategy`, `log_to`
-    and `log_every`. Settings are checked when given or when the learner is built; nothing runs
-    until training starts.
+    `checkpoint_every`, `deterministic`, `mixed_precision`, `compile`, `strategy`, `log_to`,
+    `log_every`, `max_iterations` and `valid_every`. Settings are checked when given or when
+    the learner is built; nothing runs until training starts.
 
     Args:
         artifact_dir: where `experiment.log`, metric logs (`train/`, `valid/`) and
@@ -71,7 +71,7 @@ class TrainingBuilder:
     def __init__(self, artifact_dir: str | os.PathLike) -> None:
         self._artifact_dir = Path(artifact_dir)
         self._metrics: dict[Split, list[Metric]] = {Split.TRAIN: [], Split.VALID: []}
-        self._num_epochs = 1
+        self._num_epochs: int | None = None  # 1, or what `max_iterations` needs
         self._interrupter = Interrupter()
         self._recorder: FileRecorder | None = None
         self._strategy: CheckpointingStrategy | None = None
@@ -97,6 +97,8 @@ class TrainingBuilder:
         self._listeners: list[TrainingListener] = []
         self._ema: EmaSettings | None = None
         self._on_non_finite: NonFiniteMode = "continue"
+        self._max_iterations: int | None = None
+        self._valid_every: int | None = None
 
     # -- metrics ---------------------------------------------------------------------------
 
@@ -171,9 +173,55 @@ class TrainingBuilder:
     # -- loop ------------------------------------------------------------------------------
 
     def num_epochs(self, num_epochs: int) -> Self:
-        """How many epochs to train (1-based, inclusive)."""
+        """How many epochs to train (1-based, inclusive); default 1.
+
+        With `max_iterations(n)` it is an upper bound: the run ends at whichever comes first.
+        """
         _require_positive("num_epochs", num_epochs)
         self._num_epochs = num_epochs
+        return self
+
+    def max_iterations(self, iterations: int) -> Self:
+        """End training after `iterations` optimizer steps, in whatever epoch (a step budget).
+
+        Steps are counted over the whole run (a resume continues the count) and are optimizer
+        steps: with `grads_accumulation(k)`, `k` batches make one. The epoch the budget ends is
+        cut short and closed as any epoch is: its validation, early stopping's decision, the
+        epoch checkpoint (recording the end: `resume()` then trains nothing) and the summary.
+        A learning-rate schedule of `iterations` steps (with `lr_step="optimizer_step"` under
+        accumulation) ends exactly there.
+
+        `num_epochs` becomes an upper bound; left unset, it is as many epochs as the budget
+        needs (`ceil(iterations * accumulation / batches per epoch)`), so the budget ends the
+        run. Raising the budget of an ended run and calling `resume()` continues with the next
+        epoch. See docs/long-runs.md.
+
+        Example:
+            >>> from burnish.train import LearnerBuilder
+            >>> builder = LearnerBuilder("artifacts").max_iterations(10_000).valid_every(1_000)
+        """
+        _require_positive("max_iterations", iterations)
+        self._max_iterations = iterations
+        return self
+
+    def valid_every(self, iterations: int) -> Self:
+        """Also validate every `iterations` optimizer steps, inside the epochs.
+
+        A validation runs when the run's optimizer step count (see `max_iterations`) is a
+        multiple of `iterations`, and at each epoch's end as always (once, when both fall on
+        the same step). Each validation is logged as its own `valid/epoch-N` directory (Burn's
+        layout; N counts validations, `valid/validations.json` says where each one was taken),
+        and checkpointing strategies and early stopping decide after every validation: their
+        epochs are then validations (`no_improvement_since(n_epochs=3)`: 3 validations), and
+        they must watch valid metrics. A validation restores `model.train()` and leaves the
+        random generators as they were, so training goes on exactly as without it.
+
+        Example:
+            >>> from burnish.train import LearnerBuilder
+            >>> builder = LearnerBuilder("artifacts").valid_every(500)
+        """
+        _require_positive("valid_every", iterations)
+        self._valid_every = iterations
         return self
 
     def devices(self, devices: Sequence[torch.device | str]) -> Self:
@@ -587,7 +635,7 @@ class TrainingBuilder:
         self._check_strategy_metrics(strategy, checkpointer is not None, metrics)
         return LearnerOptions(
             artifact_dir=self._artifact_dir,
-            num_epochs=self._num_epochs,
+            num_epochs=self._epochs(),
             metrics={split: tuple(split_metrics) for split, split_metrics in metrics.items()},
             loggers=self._loggers,
             renderer=self._renderer,
@@ -614,6 +662,8 @@ class TrainingBuilder:
             listeners=tuple(self._listeners),
             ema=self._ema,
             on_non_finite=self._on_non_finite,
+            max_iterations=self._max_iterations,
+            valid_every=self._valid_every,
         )
 
     def _check_ema_and_non_finite(self) -> None:
@@ -662,6 +712,12 @@ class TrainingBuilder:
                 )
         return metrics
 
+    def _epochs(self) -> int | None:
+        """The `num_epochs` set; unset, 1, or None (as many as the step budget needs)."""
+        if self._num_epochs is not None:
+            return self._num_epochs
+        return None if self._max_iterations is not None else 1
+
     def _installer(self) -> ApplicationLoggerInstaller | None:
         if self._application_logger != _DEFAULT:
             return self._application_logger
@@ -692,6 +748,13 @@ class TrainingBuilder:
                         f"`{owner}` watches the {split} metric {name!r}, but no {split} metric "
                         f"of that name is registered (registered: {names}). Add it with "
                         f"`metric_{split}_numeric(...)`."
+                    )
+                if self._valid_every is not None and split is not Split.VALID:
+                    raise ValueError(
+                        f"With `valid_every({self._valid_every})`, `{owner}` decides after "
+                        "every validation, so it must watch a valid metric. Received: the "
+                        f"{split} metric {name!r}. Watch the valid split (e.g. "
+                        f"Split.VALID), or validate at epoch ends only (no `valid_every`)."
                     )
 
 

@@ -52,6 +52,10 @@ class DataAdapter(ABC):
         return Progress(items, self.items_total)
 
     @abstractmethod
+    def num_batches(self) -> int:
+        """The iterations of one epoch (on this rank)."""
+
+    @abstractmethod
     def to_device(self, device: torch.device) -> DataAdapter:
         """An adapter whose batches are on `device`."""
 
@@ -87,6 +91,10 @@ class BurnishDataAdapter(DataAdapter):
         super().__init__()
         self.loader = loader
         self.iterations = iterations  # an unpadded shard's iterations per epoch (rank 0's)
+
+    def num_batches(self) -> int:
+        """The loader's batches per epoch (an unpadded shard: rank 0's, as it iterates)."""
+        return self.iterations if self.iterations is not None else len(self.loader)
 
     def to_device(self, device: torch.device) -> DataAdapter:
         """An adapter over the loader with its batches moved to `device`."""
@@ -128,6 +136,10 @@ class IterableDataAdapter(DataAdapter):
     def __init__(self, loader: Any) -> None:
         super().__init__()
         self.loader = loader
+
+    def num_batches(self) -> int:
+        """`len(loader)`."""
+        return len(self.loader)
 
     def to_device(self, device: torch.device) -> DataAdapter:
         """This adapter: the batches stay where the loader puts them."""

@@ -107,7 +107,7 @@ class Learner:
         result = run.fit()
         self.model = result.model
         if options.summary and context.is_main:
-            result.summary = self._summary(result.epochs_completed)
+            result.summary = self._summary(result.epochs_completed, result.validations)
             if result.summary is not None:
                 print(result.summary)
         return result
@@ -152,8 +152,8 @@ class Learner:
         self._options = options
         return self
 
-    def _summary(self, epochs: int) -> LearnerSummary | None:
-        return learner_summary(self.options, epochs)
+    def _summary(self, epochs: int, validations: int) -> LearnerSummary | None:
+        return learner_summary(self.options, epochs, validations)
 
 
 def _check_model(model: nn.Module) -> None:

@@ -39,7 +39,8 @@ class LearnerOptions:
 
     Attributes:
         artifact_dir: where logs and checkpoints go.
-        num_epochs: epochs to train (1-based, inclusive).
+        num_epochs: epochs to train (1-based, inclusive); None only with `max_iterations`:
+            then as many epochs as the step budget needs (see budget.py).
         metrics: the metrics of each split.
         loggers: the metric logger of each split; None: Burn's file logs in `artifact_dir`.
         renderer: the dashboard; None: the default one for the terminal.
@@ -72,10 +73,15 @@ class LearnerOptions:
         ema: the exponential moving average of the weights to keep, None: none.
         on_non_finite: what a non-finite loss or gradient does: `"continue"`, `"skip"` or
             `"stop"` (see non_finite.py).
+        max_iterations: the step budget: training ends after this many optimizer steps,
+            None: after `num_epochs`.
+        valid_every: also validate every this many optimizer steps, inside the epochs (each
+            validation is then its own `valid/epoch-N`, N counting validations); None: at
+            each epoch's end only.
     """
 
     artifact_dir: Path
-    num_epochs: int
+    num_epochs: int | None
     metrics: Mapping[Split, tuple[Metric, ...]]
     checkpointing_strategy: CheckpointingStrategy
     interrupter: Interrupter = dataclasses.field(default_factory=Interrupter)
@@ -102,3 +108,5 @@ class LearnerOptions:
     listeners: tuple[TrainingListener, ...] = ()
     ema: EmaSettings | None = None
     on_non_finite: NonFiniteMode = "continue"
+    max_iterations: int | None = None
+    valid_every: int | None = None

@@ -164,11 +164,14 @@ class MetricsProcessor:
                 state.logger.log(metric.name, metadata.epoch, [text])
         return row
 
-    def end_epoch(self, split: Split, epoch: int) -> dict[str, float]:
+    def end_epoch(
+        self, split: Split, epoch: int, shown_epoch: int | None = None
+    ) -> dict[str, float]:
         """Write the epoch's remaining entries, close its logs, clear the metrics.
 
-        The epoch values also go to the renderer and, with the statistics of the logged
-        entries, to the logger's aggregates of `epoch` (after its `end_epoch`).
+        The epoch values also go to the renderer (as those of `shown_epoch`, default `epoch`:
+        a validation inside an epoch is shown in the training epoch) and, with the statistics
+        of the logged entries, to the logger's aggregates of `epoch` (after its `end_epoch`).
 
         Returns:
             The epoch value of each numeric metric: its `value()` at the epoch's end (over all
@@ -188,7 +191,7 @@ class MetricsProcessor:
         values = {name: values[name] for name in order}
         state.logger.end_epoch(epoch)
         state.logger.log_aggregates(epoch, {name: aggregates[name] for name in order})
-        self.renderer.end_epoch(split, epoch, values)
+        self.renderer.end_epoch(split, epoch if shown_epoch is None else shown_epoch, values)
         self.clear(split)
         return values
 

@@ -36,6 +36,10 @@ class TrainingResult:
         ema: with `with_ema(...)`, the averaged model (a copy of the model's structure, in
             eval mode), else None.
         artifact_dir: where logs and checkpoints were written.
+        iterations: the optimizer steps the run has taken, those before a resume included
+            (`max_iterations` counts them).
+        validations: the validations the run has done, those before a resume included (one
+            per epoch, plus those of `valid_every` inside the epochs).
     """
 
     model: nn.Module
@@ -46,3 +50,5 @@ class TrainingResult:
     artifact_dir: Path | None = None
     stopped_non_finite: bool = False
     ema: nn.Module | None = None
+    iterations: int = 0
+    validations: int = 0

@@ -3,14 +3,18 @@
 Per epoch: the train split (one lr step, one `train_step`, one optimizer step per iteration),
 then validation on `model.valid()` under no autograd, then early stopping's decision, then the
 epoch checkpoint, which records the state after every decision of the epoch (and, for the last
-epoch, how the run ended). Epochs are 1-based. See README.md for the order of events.
+epoch, how the run ended). Epochs are 1-based. See README.md for the order of events. A step
+budget (budget.py) can cut the last epoch short; validations inside an epoch (mid_epoch.py)
+take the same decisions as the epoch's own.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import logging
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -20,7 +24,9 @@ from burnish.module import valid
 from burnish.optim import GradientsParams
 from burnish.train.accumulation import Accumulation
 from burnish.train.batch_check import check_batch_device, model_device
+from burnish.train.budget import StepBudget
 from burnish.train.checkpoint.learning import LearningCheckpointer
+from burnish.train.checkpoint.rng import restore_rng, rng_state
 from burnish.train.checkpoint.run_end import Resumed, RunEnd
 from burnish.train.checkpoint.training_state import TrainingState
 from burnish.train.compile import (
@@ -38,6 +44,7 @@ from burnish.train.grad_sync import GradientSync
 from burnish.train.listener_dispatch import Listeners
 from burnish.train.metric.base import MetricMetadata, Numeric
 from burnish.train.metric.store import MetricStore
+from burnish.train.mid_epoch import MidEpochValidation
 from burnish.train.non_finite import NonFiniteWatch
 from burnish.train.position import Phase, Position
 from burnish.train.precision import MixedPrecision
@@ -61,6 +68,15 @@ __all__ = ["Run", "learner_summary"]
 log = logging.getLogger("burnish.train")
 
 
+class _Trained(enum.Enum):
+    """How a train split ended: trained to its end (or the budget's), interrupted, or stopped
+    by early stopping at a validation inside it."""
+
+    DONE = "done"
+    INTERRUPTED = "interrupted"
+    STOPPED = "stopped"
+
+
 class Run:
     """One `fit` of `learner`: the run-time parts built for it, and the loop over its epochs."""
 
@@ -75,7 +91,8 @@ class Run:
         loggers, self.renderer = self._outputs()
         self.tracking: Tracking | None = None
         if options.trackers and context.is_main:
-            self.tracking = Tracking.for_run(self.renderer, options, self._where)
+            validations = self._validations if options.valid_every is not None else None
+            self.tracking = Tracking.for_run(self.renderer, options, self._where, validations)
             self.renderer = self.tracking
         self.precision = _mixed_precision(options.mixed_precision, model)
         self._say = _teller(self.renderer)  # not a method: the run's parts never point back
@@ -94,6 +111,11 @@ class Run:
             non_finite=self.non_finite,
         )
         self.store = MetricStore(loggers)
+        self.budget = StepBudget(
+            options.num_epochs, options.max_iterations, options.grads_accumulation
+        )
+        self.num_epochs = options.num_epochs or 1  # the run's last epoch: set by `fit`
+        self.mid_epoch = MidEpochValidation(options.valid_every, _file_directory(loggers))
         self.precision = _mixed_precision(options.mixed_precision, model)
         self.listeners = Listeners(options.listeners, options.interrupter, context.is_main)
         self.ema = ModelEma(model, options.ema) if options.ema is not None else None
@@ -169,9 +191,13 @@ class Run:
             resumed = self.checkpointer.restore(
                 self.state, self.context.device, self.context.barrier
             )
-            if resumed is not None and resumed.is_over(self.options.num_epochs):
+            options = self.options
+            if resumed is not None and resumed.is_over(options.num_epochs, options.max_iterations):
                 return self._already_complete(resumed)
-            self.renderer.start(self.options.num_epochs, self.options.interrupter)
+            batches = self.state.loaders[Split.TRAIN].num_batches()
+            self.num_epochs = self.budget.epochs(self.state, batches)
+            self.mid_epoch.restore(self.state.validations)
+            self.renderer.start(self.num_epochs, self.options.interrupter)
             if self.context.is_main:
                 self._show_model()
             if self.tracking is not None:
@@ -180,11 +206,11 @@ class Run:
                 self.tracking.start_run(
                     self.options.artifact_dir, self.options.tracker_config, settings, position
                 )
-            self.listeners.fit_start(self.options.num_epochs, resumed=resumed is not None)
+            self.listeners.fit_start(self.num_epochs, resumed=resumed is not None)
             result = self._epochs()
             self.listeners.fit_end(result)
             if self.tracking is not None and not (result.interrupted or result.stopped_non_finite):
-                summary = learner_summary(self.options, result.epochs_completed)
+                summary = learner_summary(self.options, result.epochs_completed, result.validations)
                 model = final_model_file(self.options.checkpointer)
                 self.tracking.finish(None if summary is None else str(summary), model)
             return result
@@ -200,6 +226,8 @@ class Run:
             stopped_early=resumed.stopped_early,
             artifact_dir=self.options.artifact_dir,
             ema=self.ema.module if self.ema is not None else None,
+            iterations=self.state.optimizer_steps,
+            validations=self.state.validations,
         )
 
     def _show_model(self) -> None:
@@ -213,29 +241,33 @@ class Run:
     def _where(self) -> tuple[int, float | None]:
         return self.state.step, self.state.lr
 
+    def _validations(self) -> int:
+        return self.state.validations
+
     # -- the loop --------------------------------------------------------------------------
 
     def _epochs(self) -> TrainingResult:
-        state, num_epochs = self.state, self.options.num_epochs
+        state, num_epochs = self.state, self.num_epochs
         completed = state.position.epoch - 1  # a resumed run counts the epochs done before
         artifact_dir = self.options.artifact_dir
         result = TrainingResult(state.model, epochs_completed=completed, artifact_dir=artifact_dir)
         interrupter = self.options.interrupter
         while state.position.epoch <= num_epochs:
             epoch = state.position.epoch
-            if state.position.phase is Phase.TRAIN and not self._train_epoch(epoch):
+            trained = _Trained.DONE
+            if state.position.phase is Phase.TRAIN:
+                trained = self._train_epoch(epoch)
+            if trained is _Trained.INTERRUPTED:
                 self._ended_in_training(result)
                 break
-            if not self._valid_epoch(epoch):
+            if trained is _Trained.DONE and not self._valid_epoch(epoch):
                 result.interrupted = True
                 break
-            stop = self._should_stop_early(epoch)  # decided before the checkpoint records it
-            end = RunEnd.after(epoch, num_epochs, stopped_early=stop)
-            self.checkpointer.save_epoch(epoch, state, self.store, end)
+            end = self._close_epoch(epoch) if trained is _Trained.DONE else RunEnd(epoch, True)
             result.epochs_completed = epoch
             state.position = Position(epoch + 1)
-            if stop:
-                result.stopped_early = True
+            if end is not None:
+                result.stopped_early = end.stopped_early
                 break
             if self._stop_after_epoch(epoch):  # e.g. asked by a listener at validation's end
                 result.interrupted = True
@@ -244,6 +276,7 @@ class Run:
             log.info("Training interrupted: %s", interrupter.reason)
         result.model = state.model
         result.ema = self.ema.module if self.ema is not None else None
+        result.iterations, result.validations = state.optimizer_steps, state.validations
         return result
 
     def _ended_in_training(self, result: TrainingResult) -> None:
@@ -255,16 +288,31 @@ class Run:
         if self.context.is_main:
             self._say(self.non_finite.stop_message(self.options.checkpointer))
 
-    def _train_epoch(self, epoch: int) -> bool:
-        """Run the train split from the current position; False if interrupted or stopped by
-        a non-finite value (`on_non_finite("stop")`)."""
+    def _close_epoch(self, epoch: int) -> RunEnd | None:
+        """Early stopping's decision on the epoch's validation, then the epoch checkpoint,
+        which records the end of the run if it ends here."""
+        state = self.state
+        stop = self._should_stop_early(state.validations)  # before the checkpoint records it
+        end = RunEnd.after(epoch, self.num_epochs, stop, self.budget.spent(state))
+        point = self.mid_epoch.checkpoint(state, epoch_end=True)
+        self.checkpointer.save_epoch(state.validations, state, self.store, end, point)
+        return end
+
+    def _train_epoch(self, epoch: int) -> _Trained:
+        """Run the train split from the current position, with the validations inside it;
+        INTERRUPTED also when a non-finite value stops the run (`on_non_finite("stop")`)."""
         state, loader = self.state, self.state.loaders[Split.TRAIN]
         if state.position.iteration == 0:
             state.start_epoch(Split.TRAIN)
         state.model.train()
         every = self.options.checkpoint_every
-        start = state.position.iteration
-        for iteration, batch in enumerate(loader.iterate(start), start + 1):
+        start, length = state.position.iteration, loader.num_batches()
+        if self._validation_due(start, length):  # a stop or crash came between its step and it
+            trained = self._validate_inside(epoch)
+            if trained is not _Trained.DONE:
+                return trained
+        batches = self.budget.batches(state, loader.iterate(start))
+        for iteration, batch in enumerate(batches, start + 1):
             if iteration == 1:
                 check_batch_device(batch, state.model)
             lr = state.accumulation.lr(state.lr_scheduler, state.lr)
@@ -280,27 +328,58 @@ class Run:
                 output = self._train_step(batch)
                 self._optimize(output, lr)
                 item = output.item
+            state.optimizer_steps += state.accumulation.stepped
             state.position.iteration = iteration
             metadata, progress = self._metadata(loader, iteration, lr)
             values = self.processor.process(Split.TRAIN, item, metadata, progress)
             self.listeners.iteration_end(Split.TRAIN, metadata, values)
             if self.non_finite.stop_requested:  # seen at this read-back: no checkpoint
-                return False
+                return _Trained.INTERRUPTED
             if self._stop_requested(iteration):
                 self._save_iteration()
-                return False
+                return _Trained.INTERRUPTED
             if every and iteration % every == 0 and not self._save_iteration():
-                return False
+                return _Trained.INTERRUPTED
+            if self._validation_due(iteration, length):
+                trained = self._validate_inside(epoch)
+                if trained is not _Trained.DONE:
+                    return trained
         self.listeners.epoch_end(epoch, self.processor.end_epoch(Split.TRAIN, epoch))
         if self.non_finite.stop_requested:
-            return False
+            return _Trained.INTERRUPTED
         state.position.phase = Phase.VALID
         if self.context.enabled and self.context.agree(self.options.interrupter.should_stop()):
             # Several ranks agree every `sync_every` iterations, which a short epoch never
             # reaches: without this, `q` or Ctrl-C would never stop such a run.
             self.checkpointer.save_iteration(state)
-            return False
-        return True
+            return _Trained.INTERRUPTED
+        return _Trained.DONE
+
+    def _validation_due(self, iteration: int, length: int) -> bool:
+        """Whether a validation inside the epoch (of `length` iterations) follows `iteration`."""
+        ends = iteration >= length or self.budget.spent(self.state)  # its own validation follows
+        return self.mid_epoch.due(self.state, iteration, last_iteration=ends)
+
+    def _validate_inside(self, epoch: int) -> _Trained:
+        """A validation inside the epoch, then early stopping's and the checkpointing
+        strategy's decisions; when early stopping ends the run there, the epoch ends there."""
+        state = self.state
+        with self.mid_epoch.isolated(state.model):
+            validated = self._validate(epoch_end=False)
+        if not validated:  # the resumed run redoes it from the same generators and batches
+            state.restart_epoch(Split.VALID)
+            self.checkpointer.save_iteration(state)
+            return _Trained.INTERRUPTED
+        number = state.validations
+        if not self._should_stop_early(number):
+            point = self.mid_epoch.checkpoint(state, epoch_end=False)
+            self.checkpointer.save_epoch(number, state, self.store, None, point)
+            return _Trained.DONE
+        self.processor.end_epoch(Split.TRAIN, epoch)
+        state.position.phase = Phase.DONE
+        point = self.mid_epoch.checkpoint(state, epoch_end=True)
+        self.checkpointer.save_epoch(number, state, self.store, RunEnd(epoch, True), point)
+        return _Trained.STOPPED
 
     def _save_iteration(self) -> bool:
         """A mid-epoch checkpoint. With on_non_finite("stop") everything pending is read back
@@ -314,30 +393,44 @@ class Run:
         return True
 
     def _valid_epoch(self, epoch: int) -> bool:
-        """Run validation on `model.valid()`; False if interrupted (the epoch is redone)."""
+        """The epoch's own validation; False if interrupted (it is redone on resume, from the
+        random generators' states it began with)."""
+        began = rng_state()
+        if not self._validate(epoch_end=True):
+            restore_rng(began)
+            self.checkpointer.save_iteration(self.state)
+            return False
+        self.state.position.phase = Phase.DONE
+        return True
+
+    def _validate(self, epoch_end: bool) -> bool:
+        """Run the next validation (N: the valid split's epoch N) on `model.valid()`; False if
+        interrupted (its lines are dropped: it is redone in full)."""
         state, loader = self.state, self.state.loaders[Split.VALID]
+        number = state.validations + 1
         state.start_epoch(Split.VALID)
         self.listeners.validation_start()
         if self.sharded:
             state.model.eval()
         logger = self.processor.splits[Split.VALID].logger
-        start = logger.positions(epoch)
+        start = logger.positions(number)
         model: ValidStep = self.valid_model  # type: ignore[assignment]  # checked at fit
         precision = self.precision.valid() if self.precision else contextlib.nullcontext()
         with torch.no_grad(), precision:
             for iteration, batch in enumerate(loader.iterate(), 1):
                 item = NO_BATCH if batch is NO_BATCH else model.valid_step(batch)
-                metadata, progress = self._metadata(loader, iteration)
+                metadata, progress = self._metadata(loader, iteration, log_epoch=number)
                 values = self.processor.process(Split.VALID, item, metadata, progress)
                 self.listeners.iteration_end(Split.VALID, metadata, values)
                 if self._stop_requested(iteration):  # forget it: redone in full on resume
                     self.processor.clear(Split.VALID)
                     logger.truncate_to(start)
                     self.listeners.validation_interrupted()
-                    self.checkpointer.save_iteration(state)
                     return False
-        self.listeners.validation_end(epoch, self.processor.end_epoch(Split.VALID, epoch))
-        state.position.phase = Phase.DONE
+        state.validations, state.validated_at = number, state.optimizer_steps
+        values = self.processor.end_epoch(Split.VALID, number, shown_epoch=state.position.epoch)
+        self.listeners.validation_end(state.position.epoch, values)
+        self.mid_epoch.record(state, epoch_end)
         return True
 
     def _optimize(self, output: TrainOutput, lr: float) -> None:
@@ -382,26 +475,34 @@ class Run:
     def _stop_after_epoch(self, epoch: int) -> bool:
         """Whether a stop was asked for by the end of `epoch` (now checkpointed), e.g. by a
         listener at validation's end; not after the last epoch. Rank 0 decides for all."""
-        if epoch >= self.options.num_epochs:
+        if epoch >= self.num_epochs:
             return False
         return self.context.agree(self.options.interrupter.should_stop())
 
     def _metadata(
-        self, loader: DataAdapter, iteration: int, lr: float | None = None
+        self,
+        loader: DataAdapter,
+        iteration: int,
+        lr: float | None = None,
+        log_epoch: int | None = None,
     ) -> tuple[MetricMetadata, TrainingProgress]:
-        epoch, epochs = self.state.position.epoch, self.options.num_epochs
+        """The metrics' metadata (its epoch: the log's, `log_epoch` or the position's) and the
+        renderer's progress (the training epoch)."""
+        epoch, epochs = self.state.position.epoch, self.num_epochs
         progress = loader.progress(iteration)
-        metadata = MetricMetadata(progress, epoch, epochs, iteration, lr)
+        metadata = MetricMetadata(progress, log_epoch or epoch, epochs, iteration, lr)
         items, total = progress.items_processed, progress.items_total
         return metadata, TrainingProgress(epoch, epochs, iteration, items, total)
 
-    def _should_stop_early(self, epoch: int) -> bool:
+    def _should_stop_early(self, validation: int) -> bool:
+        """Early stopping's decision after validation N (epoch N, without `valid_every`)."""
         strategy = self.options.early_stopping
         if strategy is None:
             return False
-        stop = self.context.agree(strategy.should_stop(epoch, self.store))
+        stop = self.context.agree(strategy.should_stop(validation, self.store))
         if stop:
-            log.info("Early stopping after epoch %d.", epoch)
+            what = "validation" if self.options.valid_every else "epoch"
+            log.info("Early stopping after %s %d.", what, validation)
         return stop
 
     # -- set-up ----------------------------------------------------------------------------
@@ -466,20 +567,34 @@ class Run:
             split.logger.flush()
 
 
-def learner_summary(options: LearnerOptions, epochs: int | None = None) -> LearnerSummary | None:
+def learner_summary(
+    options: LearnerOptions, epochs: int | None = None, validations: int | None = None
+) -> LearnerSummary | None:
     """The LearnerSummary of the run's file logs over epochs `1..epochs` (None: every epoch
-    logged); None without metrics or without files (`with_metric_logger` loggers that write
-    none)."""
+    logged) and, with `valid_every`, validations `1..validations`; None without metrics or
+    without files (`with_metric_logger` loggers that write none)."""
     from burnish.train.summary import LearnerSummary
 
     names = {m.name for split in options.metrics.values() for m in split if isinstance(m, Numeric)}
     if not names:
         return None
+    if options.valid_every is None:
+        validations = None
     try:
-        return LearnerSummary.from_dir(options.artifact_dir, sorted(names), epochs=epochs)
+        return LearnerSummary.from_dir(
+            options.artifact_dir, sorted(names), epochs=epochs, validations=validations
+        )
     except FileNotFoundError as error:
         log.warning("No summary: %s", error)
         return None
+
+
+def _file_directory(loggers: dict[Split, MetricLogger]) -> Path | None:
+    """The valid split's log directory, if its logs are files (`validations.json` goes there)."""
+    from burnish.train.logger import FileMetricLogger
+
+    logger = loggers[Split.VALID]
+    return logger.directory if isinstance(logger, FileMetricLogger) else None
 
 
 def _mixed_precision(dtype: torch.dtype | None, model: nn.Module) -> MixedPrecision | None:

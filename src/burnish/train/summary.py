@@ -11,6 +11,7 @@ from pathlib import Path
 
 from burnish.train.logger.base import DamagedLogError
 from burnish.train.logger.file import FileMetricLogger
+from burnish.train.logger.validations import read_validations
 from burnish.train.metric.store import Aggregate, MetricStore
 from burnish.train.split import Split
 
@@ -98,11 +99,15 @@ class LearnerSummary:
             interrupted epoch is left out), else the highest `epoch-N` directory of the logs.
         metrics: The per-split metric summaries.
         model: The model's description, shown above the table when set (`with_model`).
+        validations: For a run that validated inside its epochs (`valid_every`), the
+            validations summarised: the valid split's epochs are then validations (its rows'
+            "Epoch" is the validation's number); None otherwise.
     """
 
     epochs: int
     metrics: SummaryMetrics
     model: str | None = None
+    validations: int | None = None
 
     @classmethod
     def from_dir(
@@ -110,9 +115,14 @@ class LearnerSummary:
         artifact_dir: str | os.PathLike,
         metrics: Iterable[str] | None = None,
         epochs: int | None = None,
+        validations: int | None = None,
     ) -> LearnerSummary:
         """Read the summary from `<artifact_dir>/train` and `<artifact_dir>/valid` logs, and
         the evaluations' `<artifact_dir>/test/<name>/` logs (an `Evaluator`'s).
+
+        A run that validated inside its epochs (`valid/validations.json`, see
+        `burnish.train.logger.validations`) has one valid `epoch-N` per validation: the valid
+        split is then summarised over its validations, the train split over its epochs.
 
         Args:
             artifact_dir: The learner's artifact directory.
@@ -120,6 +130,9 @@ class LearnerSummary:
                 in the logs, sorted by name.
             epochs: Summarise epochs `1..epochs` (the learner passes the epochs completed);
                 None for every epoch that has logs.
+            validations: Summarise validations `1..validations` of a run with
+                `valid_every` (the learner passes those done); None: those listed in
+                `valid/validations.json`, if there is one.
 
         Raises:
             FileNotFoundError: if `artifact_dir` is missing, or has none of `train`, `valid`
@@ -139,8 +152,15 @@ class LearnerSummary:
                 "`train/` or `valid/` with `epoch-N/<Metric>.log` files, or `test/<name>/`)."
             )
         store = MetricStore({Split.TRAIN: train, Split.VALID: valid})
+        try:
+            points = read_validations(valid.directory)
+        except ValueError as error:  # the logs are still readable: as epochs
+            log.warning("%s The valid split is summarised by its epoch-N directories.", error)
+            points = None
+        if validations is None and points is not None:
+            validations = len(points)
         if epochs is None:
-            epochs = max(train.epochs(), valid.epochs())
+            epochs = max(train.epochs(), valid.epochs()) if validations is None else train.epochs()
         loggers = [train, valid, *tests.values()]
         skip = metrics is None
         names = (
@@ -148,7 +168,9 @@ class LearnerSummary:
             if metrics is not None
             else sorted({n for logger in loggers for n in logger.metric_names()})
         )
-        summary = cls.from_store(store, names, epochs, skip_unreadable=skip)
+        summary = cls.from_store(
+            store, names, epochs, skip_unreadable=skip, validations=validations
+        )
         test = {
             tag: _collect(MetricStore({Split.TEST: logger}), names, Split.TEST, 1, skip)
             for tag, logger in tests.items()
@@ -163,6 +185,7 @@ class LearnerSummary:
         metrics: Iterable[str],
         epochs: int,
         skip_unreadable: bool = False,
+        validations: int | None = None,
     ) -> LearnerSummary:
         """Build the summary of `metrics` over epochs `1..epochs` from a metric store.
 
@@ -171,13 +194,14 @@ class LearnerSummary:
             metrics: The metric names, in table order.
             epochs: The number of epochs to read.
             skip_unreadable: Leave out metrics whose logs are not numeric instead of raising.
+            validations: With `valid_every`, the number of validations (the valid split's
+                epochs) to read; None: the valid split has `epochs` epochs.
         """
         names = list(metrics)
-        train, valid = (
-            _collect(store, names, split, epochs, skip_unreadable)
-            for split in (Split.TRAIN, Split.VALID)
-        )
-        return cls(epochs, SummaryMetrics(train, valid))
+        valid_count = validations if validations is not None else epochs
+        train = _collect(store, names, Split.TRAIN, epochs, skip_unreadable)
+        valid = _collect(store, names, Split.VALID, valid_count, skip_unreadable)
+        return cls(epochs, SummaryMetrics(train, valid), validations=validations)
 
     def with_model(self, name: str) -> LearnerSummary:
         """A copy that shows `name` (e.g. `str(model)`) above the table."""
@@ -192,7 +216,10 @@ class LearnerSummary:
         text = f"{'=' * 24} Learner Summary {'=' * 24}\n"
         if self.model is not None:
             text += f"Model:\n{self.model}\n"
-        text += f"Total Epochs: {self.epochs}\n\n\n"
+        text += f"Total Epochs: {self.epochs}\n"
+        if self.validations is not None:
+            text += f"Validations: {self.validations} (the Epoch of a Valid row: its number)\n"
+        text += "\n\n"
         text += (
             f"| {'Split':<{split_width}} | {'Metric':<{metric_width}} "
             "| Min.     | Epoch    | Max.     | Epoch    |\n"

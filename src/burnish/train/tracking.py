@@ -95,6 +95,9 @@ class Tracking(MetricsRenderer):
         log_every: the iteration points' cadence (see `IterationPoints`).
         lr_metric: whether the train split has a `LearningRateMetric`: then the trackers get
             the learning rate as that metric only, not also as `lr`.
+        validations: with `valid_every`, the number of the last validation done: the trackers
+            log the valid split's epoch values at it (its `valid/epoch-N`), while the renderer
+            shows them in the training epoch; None: at the epoch the renderer gets.
     """
 
     def __init__(
@@ -104,22 +107,30 @@ class Tracking(MetricsRenderer):
         where: Where,
         log_every: int = DEFAULT_LOG_EVERY,
         lr_metric: bool = False,
+        validations: Callable[[], int] | None = None,
     ) -> None:
         self.renderer = renderer
         self.trackers = list(trackers)
         self.where = where
         self.started = False
         self.lr_metric = lr_metric
+        self.validations = validations
         self.iterations = IterationPoints(log_every, where, self._log_iteration)
 
     @classmethod
-    def for_run(cls, renderer: MetricsRenderer, options: LearnerOptions, where: Where) -> Tracking:
+    def for_run(
+        cls,
+        renderer: MetricsRenderer,
+        options: LearnerOptions,
+        where: Where,
+        validations: Callable[[], int] | None = None,
+    ) -> Tracking:
         """The tracking of a run with `options.trackers`."""
         from burnish.train.metric.learning_rate import LearningRateMetric
 
         train: Sequence[Metric] = options.metrics.get(Split.TRAIN, ())
         lr_metric = any(isinstance(metric, LearningRateMetric) for metric in train)
-        return cls(renderer, options.trackers, where, options.log_every, lr_metric)
+        return cls(renderer, options.trackers, where, options.log_every, lr_metric, validations)
 
     # -- the run's lifecycle ---------------------------------------------------------------
 
@@ -137,7 +148,10 @@ class Tracking(MetricsRenderer):
         if resumed is not None:
             step, _ = self.where()
             train_ended = resumed.phase is not Phase.TRAIN
-            resume = ResumePosition(resumed.epoch, resumed.iteration, step, train_ended)
+            validations = self.validations() if self.validations is not None else None
+            resume = ResumePosition(
+                resumed.epoch, resumed.iteration, step, train_ended, validations
+            )
         run = RunInfo(artifact_dir, config, dict(hparams), resume)
         for tracker in self.trackers:
             tracker.start(run)
@@ -196,6 +210,8 @@ class Tracking(MetricsRenderer):
             return
         _, lr = self.where()
         lr = self._lr(split, lr)
+        if split is Split.VALID and self.validations is not None:
+            epoch = self.validations()
         for tracker in self.trackers:
             tracker.log_epoch(split.value, epoch, values, lr)
 

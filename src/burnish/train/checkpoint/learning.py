@@ -94,7 +94,7 @@ class LearningCheckpointer:
             self._finish_deletions(point.checkpoint)
         end = RunEnd.from_record(point.records["learner"].get("end"))
         path = self.checkpointer.directory / point.checkpoint.name
-        return Resumed(path, state.position.epoch - 1, end)
+        return Resumed(path, state.position.epoch - 1, end, state.optimizer_steps)
 
     def save_iteration(self, state: TrainingState) -> None:
         """Commit a mid-epoch checkpoint; older mid-epoch checkpoints are then deleted.
@@ -116,26 +116,33 @@ class LearningCheckpointer:
         )
         if self.after_save is not None:
             self.after_save(point, path)
-        for older in self.checkpointer.committed():
-            if older.iteration is not None and older.sort_key() < point.sort_key():
-                self.checkpointer.delete(older)
+        self._delete_superseded(point)
 
     def save_epoch(
-        self, epoch: int, state: TrainingState, store: MetricFinder, end: RunEnd | None = None
+        self,
+        epoch: int,
+        state: TrainingState,
+        store: MetricFinder,
+        end: RunEnd | None = None,
+        point: CheckpointId | None = None,
     ) -> None:
         """Carry out the strategy's actions for `epoch`: save first, then delete.
 
         Args:
-            epoch: the epoch that ended.
+            epoch: the epoch that ended; with `valid_every`, the validation that ended (the
+                strategy's numbers count validations).
             state: the run's state after every decision of the epoch (early stopping's too).
             store: the metric logs the strategy reads.
             end: how the run ended at `epoch`, None if it goes on; recorded in the checkpoint,
                 which is then saved whatever the strategy says.
+            point: the checkpoint to write for it (a validation inside an epoch:
+                `epoch-N-iteration-K`); None: `epoch-<epoch>`.
         """
         if self.checkpointer is None:
             return
         actions = self.strategy.checkpointing(epoch, store)
-        saving, deletions = self.retention.plan(epoch, actions, end)
+        saving, deletions = self.retention.plan(epoch, actions, end, point)
+        point = point or CheckpointId(epoch)
         state.processor.flush(state.position.epoch)
         records = self._records(state, end) if saving and state.sharded else None  # every rank
         if not self.is_main:
@@ -145,13 +152,22 @@ class LearningCheckpointer:
                 records = self._records(state, end)
             if self.before_save is not None:
                 self.before_save()
-            path = self.checkpointer.save(CheckpointId(epoch), records)
+            path = self.checkpointer.save(point, records)
             if self.after_save is not None:
-                self.after_save(CheckpointId(epoch), path)
+                self.after_save(point, path)
         for deleted in deletions:
-            self.checkpointer.delete(CheckpointId(deleted))
-        for older in self.checkpointer.committed():  # mid-epoch checkpoints are superseded
-            if older.iteration is not None and older.epoch <= epoch:
+            checkpoint = self.retention.checkpoint(deleted)
+            if checkpoint is not None:
+                self.checkpointer.delete(checkpoint)
+        if saving or point.iteration is None:
+            self._delete_superseded(point)
+
+    def _delete_superseded(self, point: CheckpointId) -> None:
+        """Delete the mid-epoch checkpoints before `point` that no strategy keeps."""
+        assert self.checkpointer is not None
+        for older in self.checkpointer.committed():
+            superseded = older.iteration is not None and older.sort_key() < point.sort_key()
+            if superseded and not self.retention.keeps(older):
                 self.checkpointer.delete(older)
 
     def _records(self, state: TrainingState, end: RunEnd | None = None) -> dict[str, Any]:

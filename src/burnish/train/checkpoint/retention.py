@@ -11,6 +11,10 @@ idempotent, so a crash during the clean-up is harmless too.
 The checkpoint of a run's last epoch is always saved, also when the strategy would not keep it:
 it records how the run ended (`RunEnd`) and holds the model `fit` returned. If the run is later
 continued (resumed with more epochs), that extra checkpoint is deleted after the next epoch.
+
+The strategy's numbers are epochs; with `valid_every` they count validations, and a validation
+inside an epoch is checkpointed as `epoch-N-iteration-K`: the learner then names the checkpoint
+of every number it plans (`points`), and a number it never named has no checkpoint.
 """
 
 from __future__ import annotations
@@ -36,22 +40,33 @@ class Retention:
         kept: the epochs whose checkpoints exist once the last decided deletions are done.
         end_only: the last epoch of an ended run, saved only to record the end (its strategy
             did not keep it); None otherwise.
+        points: the checkpoint of each number, when the learner names them (`valid_every`);
+            None: the checkpoint of epoch N is `epoch-N`.
     """
 
     def __init__(self) -> None:
         self.kept: set[int] = set()
         self.end_only: int | None = None
+        self.points: dict[int, CheckpointId] | None = None
 
     def plan(
-        self, epoch: int, actions: list[CheckpointingAction], end: RunEnd | None
+        self,
+        epoch: int,
+        actions: list[CheckpointingAction],
+        end: RunEnd | None,
+        point: CheckpointId | None = None,
     ) -> tuple[bool, list[int]]:
         """Whether to save `epoch`'s checkpoint, and the epochs to delete once it is committed.
 
         Args:
-            epoch: the epoch that just ended.
+            epoch: the epoch that just ended (with `valid_every`: the validation).
             actions: the strategy's actions for it.
             end: how the run ended at `epoch`, None if it goes on.
+            point: the checkpoint written for it, None for `epoch-<epoch>`.
         """
+        if point is not None:
+            self.points = self.points or {}
+            self.points[epoch] = point
         save = any(action.is_save for action in actions)
         deletions = [action.epoch for action in actions if action.epoch is not None]
         if self.end_only is not None and self.end_only != epoch:  # the run went on past it
@@ -63,23 +78,38 @@ class Retention:
         self.kept.difference_update(deletions)
         return save, deletions
 
+    def checkpoint(self, epoch: int) -> CheckpointId | None:
+        """The checkpoint of `epoch` (a strategy's number); None if it has none."""
+        if self.points is None:
+            return CheckpointId(epoch)
+        return self.points.get(epoch)
+
+    def keeps(self, checkpoint: CheckpointId) -> bool:
+        """Whether `checkpoint` is one the run keeps."""
+        return any(self.checkpoint(epoch) == checkpoint for epoch in self.kept)
+
     def stale(self, checkpointer: FileCheckpointer, resumed: CheckpointId) -> list[CheckpointId]:
         """The committed checkpoints older than `resumed` that the run no longer keeps.
 
-        Mid-epoch checkpoints older than `resumed` are all superseded; newer checkpoints (a
+        Mid-epoch checkpoints older than `resumed` are superseded (but those a validation inside
+        an epoch saved for the strategy, which it may keep); newer checkpoints (a
         corrupt one `resume()` skipped, or later ones `checkpoint(epoch)` goes back from) are
         left alone.
         """
         return [
             point
             for point in checkpointer.committed()
-            if point.sort_key() < resumed.sort_key()
-            and (point.iteration is not None or point.epoch not in self.kept)
+            if point.sort_key() < resumed.sort_key() and not self.keeps(point)
         ]
 
     def to_record(self) -> dict[str, Any]:
-        """`{"kept": [epochs], "end_only": epoch or None}`."""
-        return {"kept": sorted(self.kept), "end_only": self.end_only}
+        """`{"kept": [epochs], "end_only": epoch or None}`, and `"points": {number: name}` of
+        the kept numbers when the learner names their checkpoints."""
+        record: dict[str, Any] = {"kept": sorted(self.kept), "end_only": self.end_only}
+        if self.points is not None:
+            kept = sorted(n for n in self.kept if n in self.points)
+            record["points"] = {str(n): self.points[n].name for n in kept}
+        return record
 
     def load_record(self, record: Any, present: Iterable[int] = ()) -> None:
         """Restore the state saved by `to_record`.
@@ -93,14 +123,29 @@ class Retention:
         Raises:
             RecordError: if `record` is neither None nor a `to_record()` dict.
         """
+        self.points = None
         if record is None:
             self.kept, self.end_only = set(present), None
             return
-        if not isinstance(record, dict) or set(record) != {"kept", "end_only"}:
+        keys = set(record) if isinstance(record, dict) else set()
+        if keys not in ({"kept", "end_only"}, {"kept", "end_only", "points"}):
             raise RecordError(
-                "A checkpoint retention record must be a dict with `kept` and `end_only`. "
-                f"Received: {record!r}. The checkpoint's `learner` record is damaged."
+                "A checkpoint retention record must be a dict with `kept` and `end_only` (and "
+                f"`points`). Received: {record!r}. The checkpoint's `learner` record is damaged."
             )
         self.kept = {int(epoch) for epoch in record["kept"]}
         end_only = record["end_only"]
         self.end_only = None if end_only is None else int(end_only)
+        if "points" in record:
+            self.points = {int(n): _checkpoint(name) for n, name in record["points"].items()}
+
+
+def _checkpoint(name: Any) -> CheckpointId:
+    point = CheckpointId.parse(name) if isinstance(name, str) else None
+    if point is None:
+        raise RecordError(
+            "A retention record's `points` must name checkpoints (`epoch-N` or "
+            f"`epoch-N-iteration-K`). Received: {name!r}. The checkpoint's `learner` record "
+            "is damaged."
+        )
+    return point

@@ -1,9 +1,10 @@
 """How a run ended, recorded in the checkpoint of its last epoch, and what a resume finds.
 
-A run ends when early stopping stops it or when its last epoch is done. The checkpoint of that
-epoch says so (`RunEnd`), so `resume()` of an ended run trains nothing: it reports the run
-complete and returns what the run returned. A run that completed `num_epochs` epochs continues
-when it is resumed with more; a run that stopped early stays stopped.
+A run ends when early stopping stops it, when its last epoch is done, or when its step budget
+(`max_iterations`) is spent. The checkpoint of that epoch says so (`RunEnd`), so `resume()` of
+an ended run trains nothing: it reports the run complete and returns what the run returned. A
+run that completed `num_epochs` epochs continues when it is resumed with more (one that spent
+its budget, with a larger budget: from the next epoch); a run that stopped early stays stopped.
 """
 
 from __future__ import annotations
@@ -19,26 +20,39 @@ __all__ = ["Resumed", "RunEnd"]
 
 @dataclasses.dataclass(frozen=True)
 class RunEnd:
-    """The end of a run: its last epoch, and whether early stopping ended it there.
+    """The end of a run: its last epoch, and what ended it there.
 
     Attributes:
         epoch: the last epoch (the number of epochs the run completed).
-        stopped_early: whether early stopping ended the run (else its epochs were all done).
+        stopped_early: whether early stopping ended the run.
+        max_iterations_reached: whether the step budget (`max_iterations`) ended it (else, and
+            not stopped early, its epochs were all done).
     """
 
     epoch: int
     stopped_early: bool = False
+    max_iterations_reached: bool = False
 
     @classmethod
-    def after(cls, epoch: int, num_epochs: int, stopped_early: bool) -> RunEnd | None:
+    def after(
+        cls,
+        epoch: int,
+        num_epochs: int,
+        stopped_early: bool,
+        max_iterations_reached: bool = False,
+    ) -> RunEnd | None:
         """The end reached after `epoch`, or None if the run goes on."""
-        if stopped_early or epoch >= num_epochs:
-            return cls(epoch, stopped_early)
+        if stopped_early or max_iterations_reached or epoch >= num_epochs:
+            return cls(epoch, stopped_early, max_iterations_reached)
         return None
 
     def to_record(self) -> dict[str, Any]:
-        """`{"epoch": int, "stopped_early": bool}`."""
-        return {"epoch": self.epoch, "stopped_early": self.stopped_early}
+        """`{"epoch": int, "stopped_early": bool, "max_iterations_reached": bool}`."""
+        return {
+            "epoch": self.epoch,
+            "stopped_early": self.stopped_early,
+            "max_iterations_reached": self.max_iterations_reached,
+        }
 
     @classmethod
     def from_record(cls, record: Any) -> RunEnd | None:
@@ -49,12 +63,18 @@ class RunEnd:
         """
         if record is None:
             return None
-        if not isinstance(record, dict) or set(record) != {"epoch", "stopped_early"}:
+        keys = set(record) if isinstance(record, dict) else set()
+        if not {"epoch", "stopped_early"} <= keys <= {*_FIELDS}:
             raise RecordError(
-                f"A run-end record must be None or a dict with `epoch` and `stopped_early`. "
-                f"Received: {record!r}. The checkpoint's `learner` record is damaged."
+                f"A run-end record must be None or a dict with `epoch` and `stopped_early` "
+                f"(and `max_iterations_reached`). Received: {record!r}. The checkpoint's "
+                "`learner` record is damaged."
             )
-        return cls(int(record["epoch"]), bool(record["stopped_early"]))
+        reached = bool(record.get("max_iterations_reached", False))
+        return cls(int(record["epoch"]), bool(record["stopped_early"]), reached)
+
+
+_FIELDS = ("epoch", "stopped_early", "max_iterations_reached")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,25 +85,39 @@ class Resumed:
         checkpoint: the checkpoint directory.
         epochs_completed: the epochs done before it (an epoch checkpoint's own included).
         end: how the run ended, if that checkpoint is the last of an ended run.
+        optimizer_steps: the optimizer steps taken before it.
     """
 
     checkpoint: Path
     epochs_completed: int
     end: RunEnd | None = None
+    optimizer_steps: int = 0
 
     @property
     def stopped_early(self) -> bool:
         """Whether early stopping ended the run."""
         return self.end is not None and self.end.stopped_early
 
-    def is_over(self, num_epochs: int) -> bool:
-        """Whether a run of `num_epochs` epochs has nothing left to train."""
-        return self.stopped_early or self.epochs_completed >= num_epochs
+    def is_over(self, num_epochs: int | None, max_iterations: int | None = None) -> bool:
+        """Whether a run of `num_epochs` epochs (None: no bound) and `max_iterations` optimizer
+        steps (None: no budget) has nothing left to train."""
+        if self.stopped_early:
+            return True
+        spent = max_iterations is not None and self.optimizer_steps >= max_iterations
+        if spent and self.end is not None:  # a budget reached mid-epoch still ends its epoch
+            return True
+        return num_epochs is not None and self.epochs_completed >= num_epochs
 
     def describe(self) -> str:
         """The line that tells the user the run is complete and where its model is."""
         epochs = f"{self.epochs_completed} epoch{'s' if self.epochs_completed != 1 else ''}"
-        how = "early stopping ended it" if self.stopped_early else "raise `num_epochs` to go on"
+        if self.stopped_early:
+            how = "early stopping ended it"
+        elif self.end is not None and self.end.max_iterations_reached:
+            epochs += f", {self.optimizer_steps} optimizer steps"
+            how = "raise `max_iterations` to go on"
+        else:
+            how = "raise `num_epochs` to go on"
         return (
             f"Training is already complete: {epochs}, nothing left to train ({how}). "
             f"Its final checkpoint is {self.checkpoint}."

@@ -52,6 +52,10 @@ class TrainingState:
         epoch_start: each split's loader record at the start of its current epoch.
         step: training iterations since the run began (the trackers' global step).
         lr: the learning rate of the last training iteration.
+        optimizer_steps: optimizer steps since the run began (`max_iterations`, `valid_every`).
+        validations: validations done since the run began; validation N logs to
+            `valid/epoch-N` (without `valid_every`, one per epoch: N is the epoch).
+        validated_at: `optimizer_steps` at the last validation.
     """
 
     model: nn.Module
@@ -70,10 +74,19 @@ class TrainingState:
     epoch_start: dict[Split, Any] = dataclasses.field(default_factory=dict)
     step: int = 0
     lr: float | None = None
+    optimizer_steps: int = 0
+    validations: int = 0
+    validated_at: int = 0
 
     def start_epoch(self, split: Split) -> None:
         """Remember `split`'s loader position at the start of its epoch."""
         self.epoch_start[split] = self.loaders[split].to_record()
+
+    def restart_epoch(self, split: Split) -> None:
+        """Put `split`'s loader back at the start of its epoch (a validation that is redone)."""
+        record = self.epoch_start.get(split)
+        if record is not None:
+            self.loaders[split].load_record(record)
 
     def to_records(self) -> dict[str, Any]:
         """The checkpoint's files: `model`, `optim`, `scheduler` and `learner` records (and
@@ -114,6 +127,7 @@ class TrainingState:
         self.position = Position.from_record(loop["position"])
         self.step = loop.get("step", 0)
         self.lr = loop.get("lr")
+        self._load_counts(loop)
         self._load_loaders(loop["loaders"])
         if self.position.phase is Phase.DONE:  # an epoch checkpoint: start the next epoch
             self.position = Position(self.position.epoch + 1)
@@ -127,12 +141,16 @@ class TrainingState:
         if self.listeners is not None:
             self.listeners.load_record(loop.get("listeners"))
 
+    def log_epoch(self, split: Split) -> int:
+        """The epoch `split`'s log continues with; the valid split's counts validations."""
+        if split is Split.VALID:
+            return self.validations + 1
+        return self.position.log_epoch(split)
+
     def log_positions(self) -> dict[str, Any]:
         """Each split's committed log lines, as of the current position."""
         return {
-            split.value: self.processor.splits[split].logger.positions(
-                self.position.log_epoch(split)
-            )
+            split.value: self.processor.splits[split].logger.positions(self.log_epoch(split))
             for split in TRAINING_SPLITS
         }
 
@@ -153,7 +171,19 @@ class TrainingState:
             "world_size": self.world_size,
             "step": self.step,
             "lr": self.lr,
+            "optimizer_steps": self.optimizer_steps,
+            "validations": self.validations,
+            "validated_at": self.validated_at,
         }
+
+    def _load_counts(self, loop: dict[str, Any]) -> None:
+        """The step and validation counts; a record from before them has one validation per
+        epoch and an optimizer step per `accumulation.every` iterations."""
+        done = self.position.phase is Phase.DONE
+        steps = loop.get("optimizer_steps", self.step // (self.accumulation.every or 1))
+        self.optimizer_steps = steps
+        self.validations = loop.get("validations", self.position.epoch - 1 + done)
+        self.validated_at = loop.get("validated_at", steps)
 
     def _load_loaders(self, records: dict[str, Any]) -> None:
         """A split still running restarts from its epoch-start state, else from 'now'."""

@@ -66,20 +66,28 @@ class ResumePosition:
         step: Training iterations done since the run began (the global step at the point).
         train_ended: Whether `epoch`'s train split had ended (its epoch values are kept; only
             validation is redone).
+        validations: For a run that validates inside its epochs (`valid_every`), whose valid
+            epoch N is its N-th validation: the validations done before the resume point
+            (their values are kept); None: the valid split's epochs are the training epochs.
     """
 
     epoch: int
     iteration: int = 0
     step: int = 0
     train_ended: bool = False
+    validations: int | None = None
 
     def __post_init__(self) -> None:
         _check_count("epoch", self.epoch, 1)
         _check_count("iteration", self.iteration, 0)
         _check_count("step", self.step, 0)
+        if self.validations is not None:
+            _check_count("validations", self.validations, 0)
 
     def keeps_epoch(self, split: str, epoch: int) -> bool:
         """Whether the epoch value of `split` for `epoch` was final before the resume point."""
+        if split == Split.VALID and self.validations is not None:
+            return epoch <= self.validations
         if epoch < self.epoch:
             return True
         return epoch == self.epoch and split == Split.TRAIN and self.train_ended
@@ -89,6 +97,8 @@ class ResumePosition:
 
         Validation is always redone in full, so its iterations of `epoch` are never kept.
         """
+        if split == Split.VALID and self.validations is not None:
+            return epoch <= self.validations
         if epoch < self.epoch:
             return True
         return epoch == self.epoch and split == Split.TRAIN and iteration <= self.iteration
@@ -98,7 +108,8 @@ class ResumePosition:
         return step <= self.step
 
     def to_dict(self) -> dict[str, Any]:
-        """The position as a plain dict (`epoch`, `iteration`, `step`, `train_ended`)."""
+        """The position as a plain dict (`epoch`, `iteration`, `step`, `train_ended`,
+        `validations`)."""
         return dataclasses.asdict(self)
 
 
