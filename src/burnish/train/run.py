@@ -19,7 +19,7 @@ from torch import nn
 from burnish.module import valid
 from burnish.optim import GradientsParams
 from burnish.train.accumulation import Accumulation
-from burnish.train.batch_check import check_batch_device, model_device
+from burnish.train.batch_check import model_device
 from burnish.train.checkpoint.learning import LearningCheckpointer
 from burnish.train.checkpoint.run_end import Resumed, RunEnd
 from burnish.train.checkpoint.training_state import TrainingState
@@ -41,6 +41,13 @@ from burnish.train.processor import MetricsProcessor, SplitMetrics
 from burnish.train.renderer.base import MetricsRenderer, TrainingProgress
 from burnish.train.result import TrainingResult
 from burnish.train.split import TRAINING_SPLITS, Split
+from burnish.train.step_check import (
+    check_first_batch,
+    check_inference_item,
+    check_model_device,
+    check_optimizer,
+    check_train_output,
+)
 from burnish.train.tracking import Tracking, final_model_file, run_settings
 
 if TYPE_CHECKING:
@@ -219,8 +226,9 @@ class Run:
         every = self.options.checkpoint_every
         start = state.position.iteration
         for iteration, batch in enumerate(loader.iterate(start), start + 1):
-            if iteration == 1:
-                check_batch_device(batch, state.model)
+            first = iteration == start + 1  # the boundary checks: once per epoch
+            if first:
+                self._check_first(batch, loader, Split.TRAIN)
             lr = state.accumulation.lr(state.lr_scheduler, state.lr)
             state.lr = lr
             state.step += 1
@@ -230,6 +238,8 @@ class Run:
                 item = self.compiled_step(batch, lr)
             else:
                 output = self._train_step(batch)
+                if first:
+                    check_train_output(output, state.model)
                 self._optimize(output, lr)
                 item = output.item
             state.position.iteration = iteration
@@ -260,7 +270,11 @@ class Run:
         precision = self.precision.valid() if self.precision else contextlib.nullcontext()
         with torch.no_grad(), precision:
             for iteration, batch in enumerate(loader.iterate(), 1):
+                if iteration == 1 and batch is not NO_BATCH:
+                    check_first_batch(batch, loader, state.model, Split.VALID)
                 item = NO_BATCH if batch is NO_BATCH else model.valid_step(batch)
+                if iteration == 1:
+                    check_inference_item(item, state.model)
                 self.processor.process(Split.VALID, item, *self._metadata(loader, iteration))
                 if self._stop_requested(iteration):  # forget it: redone in full on resume
                     self.processor.clear(Split.VALID)
@@ -270,6 +284,13 @@ class Run:
         self.processor.end_epoch(Split.VALID, epoch)
         state.position.phase = Phase.DONE
         return True
+
+    def _check_first(self, batch: Any, loader: DataAdapter, split: Split) -> None:
+        """What reaches the loop at its first iteration: batch, parameters, optimizer."""
+        state = self.state
+        check_first_batch(batch, loader, state.model, split)
+        check_model_device(state.model, self.context.device)
+        check_optimizer(state.optim, state.model)
 
     def _optimize(self, output: TrainOutput, lr: float) -> None:
         state = self.state
