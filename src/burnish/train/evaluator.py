@@ -30,6 +30,7 @@ import torch
 from torch import nn
 
 from burnish.module import valid
+from burnish.train.artifact_dir import prepare_artifact_dir
 from burnish.train.batch_check import model_device
 from burnish.train.data_adapter import NO_BATCH, DataAdapter, data_adapter
 from burnish.train.distributed import DistributedContext
@@ -282,6 +283,7 @@ class Evaluator:
         context = DistributedContext.detect(model_device(self.model))
         if context.device is not None:
             self.model.to(context.device)
+        prepare_artifact_dir(self.directory, context)
         results = []
         with self._session(context):
             for name, tag, loader in named:

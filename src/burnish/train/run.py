@@ -19,6 +19,7 @@ from torch import nn
 from burnish.module import valid
 from burnish.optim import GradientsParams
 from burnish.train.accumulation import Accumulation
+from burnish.train.announce import Announcer
 from burnish.train.batch_check import model_device
 from burnish.train.checkpoint.learning import LearningCheckpointer
 from burnish.train.checkpoint.run_end import Resumed, RunEnd
@@ -80,6 +81,7 @@ class Run:
         if options.trackers and context.is_main:
             self.tracking = Tracking.for_run(self.renderer, options, self._where)
             self.renderer = self.tracking
+        self.announce = Announcer(self.renderer)  # one line each: console and experiment.log
         self.processor = MetricsProcessor(
             [SplitMetrics(s, list(options.metrics[s]), loggers[s]) for s in TRAINING_SPLITS],
             self.renderer,
@@ -107,6 +109,7 @@ class Run:
             options.resume_from,
             is_main=context.is_main,
             before_save=self.tracking.flush if self.tracking is not None else None,
+            announce=self.announce,
         )
         # The inference twin shares storage: one for the run. FSDP's hooks belong to the
         # sharded model itself, so under FSDP validation runs on it, in eval mode.
@@ -144,6 +147,8 @@ class Run:
 
     def fit(self) -> TrainingResult:
         with self._session():
+            if self.context.is_main:
+                self.announce.run_start(self.options)
             resumed = self.checkpointer.restore(
                 self.state, self.context.device, self.context.barrier
             )
@@ -167,9 +172,7 @@ class Run:
 
     def _already_complete(self, resumed: Resumed) -> TrainingResult:
         """A resumed run that had ended: nothing to train; what the ended run returned."""
-        message = resumed.describe()
-        log.info(message)
-        self.renderer.message(message)
+        self.announce.info(resumed.describe())
         return TrainingResult(
             self.state.model,
             epochs_completed=resumed.epochs_completed,

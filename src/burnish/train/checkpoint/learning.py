@@ -11,14 +11,15 @@ collectives (metric flushes).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from burnish.train.announce import Announcer
 from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
 from burnish.train.checkpoint.resume import ResumeFrom, ResumePoint, find_resume_point
 from burnish.train.checkpoint.retention import Retention
 from burnish.train.checkpoint.run_end import Resumed, RunEnd
+from burnish.train.position import Phase, Position
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
@@ -28,9 +29,7 @@ if TYPE_CHECKING:
     from burnish.train.checkpoint.training_state import TrainingState
     from burnish.train.metric.store import MetricFinder
 
-__all__ = ["LearningCheckpointer"]
-
-log = logging.getLogger("burnish.train")
+__all__ = ["LearningCheckpointer", "resume_line"]
 
 
 class LearningCheckpointer:
@@ -44,6 +43,8 @@ class LearningCheckpointer:
         is_main: whether this process writes (rank 0).
         before_save: called on rank 0 right before a checkpoint is committed (trackers make
             their points durable there, so a resume never loses them).
+        announce: tells the user, on the console and in the log, where the run resumed and
+            which checkpoints were skipped or removed; default: the log only.
     """
 
     def __init__(
@@ -53,6 +54,7 @@ class LearningCheckpointer:
         resume_from: int | ResumeFrom | None = None,
         is_main: bool = True,
         before_save: Callable[[], None] | None = None,
+        announce: Announcer | None = None,
     ) -> None:
         self.checkpointer = checkpointer
         self.strategy = strategy
@@ -60,6 +62,7 @@ class LearningCheckpointer:
         self.is_main = is_main
         self.before_save = before_save
         self.retention = Retention()
+        self.announce = announce or Announcer()
 
     def restore(
         self,
@@ -78,12 +81,17 @@ class LearningCheckpointer:
         if self.checkpointer is None or self.resume_from is None:
             return None
         point = find_resume_point(
-            self.checkpointer, self.resume_from, device, clean=self.is_main, wait=barrier
+            self.checkpointer,
+            self.resume_from,
+            device,
+            clean=self.is_main,
+            wait=barrier,
+            announce=self.announce,
         )
         if point is None:
             return None
         self._load(state, point)
-        log.info("Resumed from checkpoint %s.", point.checkpoint.name)
+        self.announce.info(resume_line(point.checkpoint, state.step, state.position))
         if self.is_main:
             self._finish_deletions(point.checkpoint)
         end = RunEnd.from_record(point.records["learner"].get("end"))
@@ -167,9 +175,10 @@ class LearningCheckpointer:
         for point in stale:
             self.checkpointer.delete(point)
         if stale:
-            log.warning(
-                "Deleted checkpoints that a crash kept from being deleted: %s",
-                ", ".join(point.name for point in stale),
+            names = ", ".join(point.name for point in stale)
+            self.announce.warning(
+                f"Deleted checkpoints that a crash kept from being deleted: {names} (the "
+                "checkpointing strategy of the resumed checkpoint no longer keeps them)"
             )
 
     def _load(self, state: TrainingState, point: ResumePoint) -> None:
@@ -183,3 +192,19 @@ class LearningCheckpointer:
             positions = records["learner"]["loggers"]
             for split in (Split.TRAIN, Split.VALID):
                 state.processor.splits[split].logger.truncate_to(positions[split.value])
+
+
+def resume_line(checkpoint: CheckpointId, step: int, position: Position) -> str:
+    """The line that tells where a resumed run continues.
+
+    Example:
+        >>> resume_line(CheckpointId(2), 20, Position(3))
+        'Resumed from checkpoint epoch-2, iteration 20: training continues with epoch 3.'
+    """
+    head = f"Resumed from checkpoint {checkpoint.name}, iteration {step}: "
+    epoch = position.epoch
+    if position.phase is Phase.VALID:
+        return head + f"epoch {epoch}'s validation runs next."
+    if position.iteration:
+        return head + f"training continues in epoch {epoch} after iteration {position.iteration}."
+    return head + f"training continues with epoch {epoch}."

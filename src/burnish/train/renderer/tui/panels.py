@@ -46,7 +46,8 @@ def build_dashboard(state: DashboardState) -> Layout:
     root.split_column(Layout(name="main", ratio=1), Layout(progress_panel(state), size=3))
     left = Layout(name="left", ratio=45)
     root["main"].split_row(left, Layout(plot_panel(state), ratio=55))
-    status_height = 8 if state.stopping else 7
+    extra = [state.model, state.note, state.stopping]  # the rows beyond the first five
+    status_height = 7 + sum(row is not None and row != "" for row in extra)
     left.split_column(
         Layout(metrics_panel(state), ratio=1),
         Layout(status_panel(state), size=status_height),
@@ -128,6 +129,8 @@ def status_panel(state: DashboardState) -> Panel:
     grid.add_row("Elapsed", format_eta(state.clock() - state.started))
     if state.model is not None:
         grid.add_row("Model", _plain(state.model))
+    if state.note is not None:
+        grid.add_row("Note", _plain(state.note))
     if state.stopping:
         grid.add_row(Text("Stopping", style="bold red"), _plain(state.stopping, style="red"))
     return Panel(grid, title="Status", title_align="left")
