@@ -38,6 +38,7 @@ from burnish.train.interrupter import Interrupter
 from burnish.train.metric.base import Metric, MetricMetadata, Numeric
 from burnish.train.processor import MetricsProcessor, SplitMetrics
 from burnish.train.renderer.base import TrainingProgress
+from burnish.train.renderer.notebook import show_summary
 from burnish.train.split import Split
 from burnish.train.step_check import check_first_batch, check_inference_item
 
@@ -293,7 +294,7 @@ class Evaluator:
         if self.show_summary and context.is_main:
             summary = self.summary()
             if summary is not None:
-                print(summary)
+                show_summary(summary)  # a table in a notebook
         return results
 
     def summary(self) -> LearnerSummary | None:

@@ -12,6 +12,7 @@ from torch import nn
 
 from burnish.train.artifact_dir import prepare_artifact_dir
 from burnish.train.distributed import DistributedContext
+from burnish.train.renderer.notebook import show_summary
 from burnish.train.run import Run, learner_summary
 from burnish.train.split import Split
 
@@ -113,7 +114,7 @@ class Learner:
         if options.summary and context.is_main:
             result.summary = self._summary(result.epochs_completed)
             if result.summary is not None:
-                print(result.summary)
+                show_summary(result.summary)  # a table in a notebook
         return result
 
     @property

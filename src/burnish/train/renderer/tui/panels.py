@@ -17,6 +17,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from burnish.train.renderer.base import printable
 from burnish.train.renderer.tui.dashboard import DashboardState
 from burnish.train.renderer.tui.plot import LinePlot, PlotSeries
 from burnish.train.renderer.tui.progress import format_eta
@@ -213,11 +214,6 @@ def plot_panel(state: DashboardState) -> Panel:
     tabs = _tab_strip(state.history.names, state.selected % len(state.history.names))
     title = _plain(f"Plot: {name} ({kind})")
     return Panel(_Stacked(tabs, plot), title=title, title_align="left")
-
-
-def printable(text: str) -> str:
-    """`text` with control characters (line breaks, escapes) as spaces: one line, no codes."""
-    return "".join(char if char.isprintable() else " " for char in str(text))
 
 
 def _plain(text: str, style: str = "") -> Text:
