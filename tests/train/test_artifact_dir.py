@@ -91,6 +91,17 @@ def test_a_usable_directory_is_created_and_left_clean(tmp_path):
     assert path.is_dir() and list(path.iterdir()) == []  # the probe file is gone
 
 
+def test_the_probe_file_of_a_killed_process_is_removed_by_the_next_check(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # its pid runs no more (reused only after the pid space wraps)
+    stale = tmp_path / f".burnish-write-check-{dead.pid}"
+    stale.write_bytes(b"\0" * 10)
+    live = tmp_path / f".burnish-write-check-{os.getppid()}"  # a running process's probe
+    live.write_bytes(b"")
+    check_artifact_dir(tmp_path)
+    assert not stale.exists() and live.exists()
+
+
 def test_a_read_only_directory_is_refused_with_its_path_and_the_fix(tmp_path):
     path = tmp_path / "run"
     path.mkdir()

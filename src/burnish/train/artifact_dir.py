@@ -9,10 +9,10 @@ one `ArtifactDirError` naming the path and the fix.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import getpass
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,8 @@ PROBE_BYTES = 4096
 """The size of the probe file: one block, so a full disk refuses it."""
 
 _ANOTHER = "or pass another artifact directory"
+_PROBE_PREFIX = ".burnish-write-check-"
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def prepare_artifact_dir(directory: str | os.PathLike, context: DistributedContext) -> None:
@@ -79,14 +81,39 @@ def check_artifact_dir(directory: str | os.PathLike) -> Path:
 
 
 def _write_probe(path: Path) -> None:
-    """Write one block to a new file in `path`, sync it, and remove it."""
-    fd, name = tempfile.mkstemp(prefix=".burnish-write-check-", dir=path)
+    """Write one block to a file of this process in `path`, sync it, and remove it.
+
+    A process killed mid-probe leaves its file behind: the next probe removes it.
+    """
+    _remove_stale_probes(path)
+    name = path / f"{_PROBE_PREFIX}{os.getpid()}"
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_CLOEXEC, 0o600)
     try:
         os.write(fd, b"\0" * PROBE_BYTES)
         os.fsync(fd)
     finally:
         os.close(fd)
-        os.unlink(name)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name)
+
+
+def _remove_stale_probes(path: Path) -> None:
+    """Remove the probe files of processes that no longer run (killed while probing)."""
+    for stale in path.glob(f"{_PROBE_PREFIX}*"):
+        pid = stale.name.removeprefix(_PROBE_PREFIX)
+        if pid.isdigit() and not _running(int(pid)):
+            with contextlib.suppress(OSError):
+                stale.unlink()
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it runs
+        return True
+    return True
 
 
 def _error(path: Path, error: OSError, what: str) -> ArtifactDirError:

@@ -231,7 +231,7 @@ class Run:
         for iteration, batch in enumerate(loader.iterate(start), start + 1):
             first = iteration == start + 1  # the boundary checks: once per epoch
             if first:
-                self._check_first(batch, loader, Split.TRAIN)
+                self._check_first(batch, loader)
             lr = state.accumulation.lr(state.lr_scheduler, state.lr)
             state.lr = lr
             state.step += 1
@@ -288,10 +288,10 @@ class Run:
         state.position.phase = Phase.DONE
         return True
 
-    def _check_first(self, batch: Any, loader: DataAdapter, split: Split) -> None:
-        """What reaches the loop at its first iteration: batch, parameters, optimizer."""
+    def _check_first(self, batch: Any, loader: DataAdapter) -> None:
+        """What reaches the train loop at its first iteration: batch, parameters, optimizer."""
         state = self.state
-        check_first_batch(batch, loader, state.model, split)
+        check_first_batch(batch, loader, state.model, Split.TRAIN)
         check_model_device(state.model, self.context.device)
         check_optimizer(state.optim, state.model)
 
