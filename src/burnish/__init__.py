@@ -18,6 +18,7 @@ from burnish._version import __version__
 from burnish.backend import device, seed
 from burnish.config import Config, config
 from burnish.errors import (
+    ArtifactDirError,
     BurnishError,
     CheckpointError,
     ConfigError,
@@ -45,6 +46,7 @@ _LAZY = {
 _SUBPACKAGES = ("data", "lr_scheduler", "nn", "optim", "record", "train")
 
 __all__ = [
+    "ArtifactDirError",
     "BurnishError",
     "CheckpointError",
     "Config",

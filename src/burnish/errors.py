@@ -1,6 +1,7 @@
 """The package's exception types, one per subsystem, all catchable as `BurnishError`."""
 
 __all__ = [
+    "ArtifactDirError",
     "BurnishError",
     "CheckpointError",
     "ConfigError",
@@ -32,3 +33,8 @@ class CheckpointError(BurnishError, RuntimeError):
 
 class RunLockedError(BurnishError, RuntimeError):
     """An artifact directory is being written by another run (see `burnish.run_lock`)."""
+
+
+class ArtifactDirError(BurnishError, ValueError):
+    """A run's artifact directory cannot be used: it is a file, not writable, or its disk is
+    full (see `burnish.train.artifact_dir`)."""

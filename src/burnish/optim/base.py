@@ -225,6 +225,38 @@ class Optimizer(ABC):
         self._module = weakref.ref(module)
         self._owners.update(dict.fromkeys(names, self._module))
 
+    def foreign_state(self, module: nn.Module) -> str | None:
+        """Why this optimizer's state cannot be the state of `module`'s parameters, or None.
+
+        An optimizer holds state (momenta, step counts) per parameter name. It cannot step
+        `module` when that state was made for another live module, names a parameter
+        `module` lacks, or has another shape than the parameter of that name. One pass over
+        the state: the learner asks once, before its first iteration.
+        """
+        from burnish.module import same_parameters
+
+        module = unwrap(module)
+        params = dict(module.named_parameters())
+        for name, state in self._states.items():
+            owner = self._owners.get(name)
+            other = owner() if owner is not None else None
+            if other is not None and not same_parameters(other, module):
+                return (
+                    f"it already stepped another {type(other).__name__} (it holds state for "
+                    f"that model's parameter {name!r})"
+                )
+            param = params.get(name)
+            if param is None:
+                return f"it holds state for a parameter {name!r} that the model does not have"
+            for key, value in state.items():
+                if isinstance(value, Tensor) and value.dim() and value.shape != param.shape:
+                    return (
+                        f"its state {key!r} for parameter {name!r} has shape "
+                        f"{list(value.shape)}, but the model's parameter has shape "
+                        f"{list(param.shape)}"
+                    )
+        return None
+
     def _state(self, name: str, param: Tensor) -> dict[str, Any]:
         state = self._states.get(name)
         if state is None:

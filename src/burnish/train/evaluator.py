@@ -30,14 +30,17 @@ import torch
 from torch import nn
 
 from burnish.module import valid
-from burnish.train.batch_check import check_batch_device, model_device
+from burnish.train.artifact_dir import prepare_artifact_dir
+from burnish.train.batch_check import model_device
 from burnish.train.data_adapter import NO_BATCH, DataAdapter, data_adapter
 from burnish.train.distributed import DistributedContext
 from burnish.train.interrupter import Interrupter
 from burnish.train.metric.base import Metric, MetricMetadata, Numeric
 from burnish.train.processor import MetricsProcessor, SplitMetrics
 from burnish.train.renderer.base import TrainingProgress
+from burnish.train.renderer.notebook import show_summary
 from burnish.train.split import Split
+from burnish.train.step_check import check_first_batch, check_inference_item
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -281,6 +284,7 @@ class Evaluator:
         context = DistributedContext.detect(model_device(self.model))
         if context.device is not None:
             self.model.to(context.device)
+        prepare_artifact_dir(self.directory, context)
         results = []
         with self._session(context):
             for name, tag, loader in named:
@@ -290,7 +294,7 @@ class Evaluator:
         if self.show_summary and context.is_main:
             summary = self.summary()
             if summary is not None:
-                print(summary)
+                show_summary(summary)  # a table in a notebook
         return results
 
     def summary(self) -> LearnerSummary | None:
@@ -316,7 +320,8 @@ class Evaluator:
             rank=context.rank,
         )
         adapter = _adapter(loader, context)
-        step = getattr(valid(self.model), _inference_step_name(self.model))
+        step_name = _inference_step_name(self.model)
+        step = getattr(valid(self.model), step_name)
         log.info("Evaluating %r (%s): logs in %s.", name, type(self.model).__name__, directory)
         self._renderer.start_test(name, self.interrupter)
         processor.clear(Split.TEST)
@@ -324,8 +329,10 @@ class Evaluator:
         with torch.no_grad():
             for iteration, batch in enumerate(adapter.iterate(), 1):
                 if iteration == 1 and batch is not NO_BATCH:
-                    check_batch_device(batch, self.model)
+                    check_first_batch(batch, adapter, self.model, Split.TEST)
                 item = NO_BATCH if batch is NO_BATCH else step(batch)
+                if iteration == 1:
+                    check_inference_item(item, self.model, step_name)
                 processor.process(Split.TEST, item, *_metadata(adapter, iteration))
                 if self._stop_requested(context, iteration, processor.sync_every):
                     interrupted = True

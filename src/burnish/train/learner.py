@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from torch import nn
 
+from burnish.train.artifact_dir import prepare_artifact_dir
 from burnish.train.distributed import DistributedContext
+from burnish.train.renderer.notebook import show_summary
 from burnish.train.run import Run, learner_summary
 from burnish.train.split import Split
 
@@ -89,6 +91,8 @@ class Learner:
             ValueError: if a data loader is missing.
             TypeError: if the model lacks `train_step` or `valid_step`.
             CheckpointError: if a requested checkpoint cannot be loaded.
+            ArtifactDirError: if the artifact directory is a file, is not writable or is on
+                a full disk (before anything trains).
         """
         self._check_not_fitted()
         options = self.options
@@ -103,13 +107,14 @@ class Learner:
         self.dataloaders = (train, valid_loader)
         self._fitted = True  # from here on the model and optimizer may have changed
         context = DistributedContext.detect(options.device)
+        prepare_artifact_dir(options.artifact_dir, context)  # before anything is written
         run = Run(self, context, {Split.TRAIN: train, Split.VALID: valid_loader})
         result = run.fit()
         self.model = result.model
         if options.summary and context.is_main:
             result.summary = self._summary(result.epochs_completed, result.validations)
             if result.summary is not None:
-                print(result.summary)
+                show_summary(result.summary)  # a table in a notebook
         return result
 
     @property

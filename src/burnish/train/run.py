@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,8 @@ from torch import nn
 from burnish.module import valid
 from burnish.optim import GradientsParams
 from burnish.train.accumulation import Accumulation
-from burnish.train.batch_check import check_batch_device, model_device
+from burnish.train.announce import Announcer
+from burnish.train.batch_check import model_device
 from burnish.train.budget import StepBudget
 from burnish.train.checkpoint.learning import LearningCheckpointer
 from burnish.train.checkpoint.rng import restore_rng, rng_state
@@ -52,6 +53,13 @@ from burnish.train.processor import MetricsProcessor, SplitMetrics
 from burnish.train.renderer.base import MetricsRenderer, TrainingProgress
 from burnish.train.result import TrainingResult
 from burnish.train.split import TRAINING_SPLITS, Split
+from burnish.train.step_check import (
+    check_first_batch,
+    check_inference_item,
+    check_model_device,
+    check_optimizer,
+    check_train_output,
+)
 from burnish.train.tracking import Tracking, final_model_file, run_settings
 
 if TYPE_CHECKING:
@@ -95,11 +103,11 @@ class Run:
             self.tracking = Tracking.for_run(self.renderer, options, self._where, validations)
             self.renderer = self.tracking
         self.precision = _mixed_precision(options.mixed_precision, model)
-        self._say = _teller(self.renderer)  # not a method: the run's parts never point back
+        self.announce = Announcer(self.renderer)  # one line each: console and experiment.log
         self.non_finite = NonFiniteWatch(
             options.on_non_finite,
             scaled=self.precision is not None and self.precision.scaler is not None,
-            say=self._say if context.is_main else None,
+            say=self.announce.warning if context.is_main else None,
             metrics=options.metrics[Split.TRAIN],
         )
         self.processor = MetricsProcessor(
@@ -141,6 +149,7 @@ class Run:
             is_main=context.is_main,
             before_save=self.tracking.flush if self.tracking is not None else None,
             after_save=self.listeners.checkpoint,
+            announce=self.announce,
         )
         self.valid_model = self._valid_model(model)
         self.grad_sync = (
@@ -188,6 +197,8 @@ class Run:
 
     def fit(self) -> TrainingResult:
         with self._session():
+            if self.context.is_main:
+                self.announce.run_start(self.options)
             resumed = self.checkpointer.restore(
                 self.state, self.context.device, self.context.barrier
             )
@@ -217,9 +228,7 @@ class Run:
 
     def _already_complete(self, resumed: Resumed) -> TrainingResult:
         """A resumed run that had ended: nothing to train; what the ended run returned."""
-        message = resumed.describe()
-        log.info(message)
-        self.renderer.message(message)
+        self.announce.info(resumed.describe())
         return TrainingResult(
             self.state.model,
             epochs_completed=resumed.epochs_completed,
@@ -286,7 +295,7 @@ class Run:
             return
         result.stopped_non_finite = True
         if self.context.is_main:
-            self._say(self.non_finite.stop_message(self.options.checkpointer))
+            self.announce.warning(self.non_finite.stop_message(self.options.checkpointer))
 
     def _close_epoch(self, epoch: int) -> RunEnd | None:
         """Early stopping's decision on the epoch's validation, then the epoch checkpoint,
@@ -313,8 +322,9 @@ class Run:
                 return trained
         batches = self.budget.batches(state, loader.iterate(start))
         for iteration, batch in enumerate(batches, start + 1):
-            if iteration == 1:
-                check_batch_device(batch, state.model)
+            first = iteration == start + 1  # the boundary checks: once per epoch
+            if first:
+                self._check_first(batch, loader)
             lr = state.accumulation.lr(state.lr_scheduler, state.lr)
             state.lr = lr
             state.step += 1
@@ -326,6 +336,8 @@ class Run:
                     self.ema.update(state.model)
             else:
                 output = self._train_step(batch)
+                if first:
+                    check_train_output(output, state.model)
                 self._optimize(output, lr)
                 item = output.item
             state.optimizer_steps += state.accumulation.stepped
@@ -418,7 +430,11 @@ class Run:
         precision = self.precision.valid() if self.precision else contextlib.nullcontext()
         with torch.no_grad(), precision:
             for iteration, batch in enumerate(loader.iterate(), 1):
+                if iteration == 1 and batch is not NO_BATCH:
+                    check_first_batch(batch, loader, state.model, Split.VALID)
                 item = NO_BATCH if batch is NO_BATCH else model.valid_step(batch)
+                if iteration == 1:
+                    check_inference_item(item, state.model)
                 metadata, progress = self._metadata(loader, iteration, log_epoch=number)
                 values = self.processor.process(Split.VALID, item, metadata, progress)
                 self.listeners.iteration_end(Split.VALID, metadata, values)
@@ -432,6 +448,13 @@ class Run:
         self.listeners.validation_end(state.position.epoch, values)
         self.mid_epoch.record(state, epoch_end)
         return True
+
+    def _check_first(self, batch: Any, loader: DataAdapter) -> None:
+        """What reaches the train loop at its first iteration: batch, parameters, optimizer."""
+        state = self.state
+        check_first_batch(batch, loader, state.model, Split.TRAIN)
+        check_model_device(state.model, self.context.device)
+        check_optimizer(state.optim, state.model)
 
     def _optimize(self, output: TrainOutput, lr: float) -> None:
         state = self.state
@@ -599,16 +622,6 @@ def _file_directory(loggers: dict[Split, MetricLogger]) -> Path | None:
 
 def _mixed_precision(dtype: torch.dtype | None, model: nn.Module) -> MixedPrecision | None:
     return MixedPrecision(dtype, model_device(model)) if dtype is not None else None
-
-
-def _teller(renderer: MetricsRenderer) -> Callable[[str], None]:
-    """Tells the user, on the console and in the experiment log (rank 0)."""
-
-    def say(text: str) -> None:
-        log.warning(text)
-        renderer.message(text)
-
-    return say
 
 
 def _modules_of(valid_model: nn.Module | EmaValidation) -> list[nn.Module]:

@@ -207,6 +207,12 @@ class LearnerSummary:
         """A copy that shows `name` (e.g. `str(model)`) above the table."""
         return dataclasses.replace(self, model=name)
 
+    def _repr_html_(self) -> str:
+        """The table as HTML: how a notebook shows the summary."""
+        from burnish.train.summary_html import summary_html
+
+        return summary_html(self)
+
     def __str__(self) -> str:
         tests = {f"Test ({tag})": metrics for tag, metrics in sorted(self.metrics.test.items())}
         split_width = max([len("Split"), len("Train"), len("Valid")] + [len(t) for t in tests])

@@ -92,15 +92,15 @@ def test_a_message_without_a_run_is_printed_plainly():
     assert out.getvalue() == "Training is already complete: 3 epochs [final]\n"
 
 
-def test_a_message_during_a_run_is_printed_once_the_dashboard_has_left():
+def test_a_message_while_drawing_is_shown_then_printed_after_the_screen_closes():
     renderer, out = make()
-    renderer.start(1, Interrupter())
-    renderer.message("Non-finite loss (nan) at epoch 1, iteration 5 [said]")
-    assert "[said]" not in out.getvalue()  # the alternate screen would swallow it
+    renderer.start(2, Interrupter())
+    renderer.message("Warning: a non-finite loss at iteration 7")
     renderer.close()
     output = out.getvalue()
-    assert output.count("[said]") == 1
-    assert output.index("[said]") > output.rindex(LEAVE_ALT_SCREEN)
+    assert "Note      Warning: a non-finite loss at" in last_frame(output)  # cut to fit
+    after = output.rsplit(LEAVE_ALT_SCREEN, 1)[1]  # on the normal screen, where it stays
+    assert after.splitlines() == ["Warning: a non-finite loss at iteration 7"]
 
 
 def test_a_drawing_failure_switches_to_plain_lines_at_once(monkeypatch, capsys):

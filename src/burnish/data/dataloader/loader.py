@@ -202,6 +202,11 @@ class DataLoader(Generic[O]):
         return self._device
 
     @property
+    def batcher(self) -> Batcher[Any, O]:
+        """The batcher that builds each batch from its items."""
+        return self._batcher
+
+    @property
     def batch_size(self) -> int:
         """Items per batch (the last batch of an epoch may hold fewer)."""
         return self._sampler.batch_size

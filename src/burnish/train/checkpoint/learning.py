@@ -11,14 +11,15 @@ collectives (metric flushes).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from burnish.train.announce import Announcer
 from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
 from burnish.train.checkpoint.resume import ResumeFrom, ResumePoint, find_resume_point
 from burnish.train.checkpoint.retention import Retention
 from burnish.train.checkpoint.run_end import Resumed, RunEnd
+from burnish.train.position import Phase, Position
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
@@ -30,9 +31,7 @@ if TYPE_CHECKING:
     from burnish.train.checkpoint.training_state import TrainingState
     from burnish.train.metric.store import MetricFinder
 
-__all__ = ["LearningCheckpointer"]
-
-log = logging.getLogger("burnish.train")
+__all__ = ["LearningCheckpointer", "resume_line"]
 
 
 class LearningCheckpointer:
@@ -48,6 +47,8 @@ class LearningCheckpointer:
             their points durable there, so a resume never loses them).
         after_save: called on rank 0 with each checkpoint saved and its directory (the
             listeners' `on_checkpoint`).
+        announce: tells the user, on the console and in the log, where the run resumed and
+            which checkpoints were skipped or removed; default: the log only.
     """
 
     def __init__(
@@ -58,6 +59,7 @@ class LearningCheckpointer:
         is_main: bool = True,
         before_save: Callable[[], None] | None = None,
         after_save: Callable[[CheckpointId, Path], None] | None = None,
+        announce: Announcer | None = None,
     ) -> None:
         self.checkpointer = checkpointer
         self.strategy = strategy
@@ -66,6 +68,7 @@ class LearningCheckpointer:
         self.before_save = before_save
         self.after_save = after_save
         self.retention = Retention()
+        self.announce = announce or Announcer()
 
     def restore(
         self,
@@ -84,12 +87,17 @@ class LearningCheckpointer:
         if self.checkpointer is None or self.resume_from is None:
             return None
         point = find_resume_point(
-            self.checkpointer, self.resume_from, device, clean=self.is_main, wait=barrier
+            self.checkpointer,
+            self.resume_from,
+            device,
+            clean=self.is_main,
+            wait=barrier,
+            announce=self.announce,
         )
         if point is None:
             return None
         self._load(state, point)
-        log.info("Resumed from checkpoint %s.", point.checkpoint.name)
+        self.announce.info(resume_line(point.checkpoint, state.step, state.position))
         if self.is_main:
             self._finish_deletions(point.checkpoint)
         end = RunEnd.from_record(point.records["learner"].get("end"))
@@ -195,9 +203,10 @@ class LearningCheckpointer:
         for point in stale:
             self.checkpointer.delete(point)
         if stale:
-            log.warning(
-                "Deleted checkpoints that a crash kept from being deleted: %s",
-                ", ".join(point.name for point in stale),
+            names = ", ".join(point.name for point in stale)
+            self.announce.warning(
+                f"Deleted checkpoints that a crash kept from being deleted: {names} (the "
+                "checkpointing strategy of the resumed checkpoint no longer keeps them)"
             )
 
     def _load(self, state: TrainingState, point: ResumePoint) -> None:
@@ -211,3 +220,19 @@ class LearningCheckpointer:
             positions = records["learner"]["loggers"]
             for split in (Split.TRAIN, Split.VALID):
                 state.processor.splits[split].logger.truncate_to(positions[split.value])
+
+
+def resume_line(checkpoint: CheckpointId, step: int, position: Position) -> str:
+    """The line that tells where a resumed run continues.
+
+    Example:
+        >>> resume_line(CheckpointId(2), 20, Position(3))
+        'Resumed from checkpoint epoch-2, iteration 20: training continues with epoch 3.'
+    """
+    head = f"Resumed from checkpoint {checkpoint.name}, iteration {step}: "
+    epoch = position.epoch
+    if position.phase is Phase.VALID:
+        return head + f"epoch {epoch}'s validation runs next."
+    if position.iteration:
+        return head + f"training continues in epoch {epoch} after iteration {position.iteration}."
+    return head + f"training continues with epoch {epoch}."

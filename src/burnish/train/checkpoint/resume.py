@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import logging
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from burnish.errors import CheckpointError, RecordError
+from burnish.train.announce import Announcer
 from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
 
 __all__ = ["ResumeFrom", "ResumePoint", "find_resume_point"]
-
-log = logging.getLogger("burnish.train")
 
 
 class ResumeFrom(str, enum.Enum):
@@ -41,6 +39,7 @@ def find_resume_point(
     device: torch.device | None = None,
     clean: bool = True,
     wait: Callable[[], None] | None = None,
+    announce: Announcer | None = None,
 ) -> ResumePoint | None:
     """Load the checkpoint `wanted`; None for a fresh start.
 
@@ -55,41 +54,47 @@ def find_resume_point(
         device: where the records' tensors are loaded.
         clean: remove incomplete checkpoint directories first (rank 0 only).
         wait: called after cleaning, before reading (a barrier with several ranks).
+        announce: tells the user (log and console) what was removed or skipped; default:
+            the log only.
 
     Raises:
         CheckpointError: if the requested checkpoint is missing or corrupt, or every
             checkpoint is.
     """
-    _warn_if_approximate(checkpointer.recorder)
+    announce = announce or Announcer()
+    _warn_if_approximate(checkpointer.recorder, announce)
     removed = checkpointer.clean_incomplete() if clean else []
     if removed:
-        log.warning("Removed incomplete checkpoints left by a crash: %s", ", ".join(removed))
+        announce.warning(f"Removed incomplete checkpoints left by a crash: {', '.join(removed)}")
     if wait is not None:
         wait()
     if isinstance(wanted, int):
         point = CheckpointId(wanted)
         return ResumePoint(point, _load(checkpointer, point, device))
-    return _newest(checkpointer, device, fresh_if_none=wanted is ResumeFrom.AUTO)
+    return _newest(checkpointer, device, announce, fresh_if_none=wanted is ResumeFrom.AUTO)
 
 
-def _warn_if_approximate(recorder: Any) -> None:
+def _warn_if_approximate(recorder: Any, announce: Announcer) -> None:
     settings = getattr(recorder, "settings", None)
     if getattr(settings, "float_dtype", None) in (torch.float16, torch.bfloat16):
-        log.warning(
-            "Checkpoints are recorded in half precision (%s): the resumed run continues close "
-            "to, not exactly like, an uninterrupted one. Use DefaultRecorder() for exact resume.",
-            type(recorder).__name__,
+        announce.warning(
+            f"Checkpoints are recorded in half precision ({type(recorder).__name__}): the "
+            "resumed run continues close to, not exactly like, an uninterrupted one. Use "
+            "DefaultRecorder() for exact resume."
         )
 
 
 def _newest(
-    checkpointer: FileCheckpointer, device: torch.device | None, fresh_if_none: bool
+    checkpointer: FileCheckpointer,
+    device: torch.device | None,
+    announce: Announcer,
+    fresh_if_none: bool,
 ) -> ResumePoint | None:
     candidates = list(reversed(checkpointer.committed()))
     if not candidates:
         if fresh_if_none:
-            log.warning(
-                "resume(): no checkpoint in %s, starting from scratch.", checkpointer.directory
+            announce.warning(
+                f"resume(): no checkpoint in {checkpointer.directory}, starting from scratch."
             )
             return None
         raise CheckpointError(
@@ -101,7 +106,7 @@ def _newest(
         try:
             return ResumePoint(point, _load(checkpointer, point, device))
         except CheckpointError as error:
-            log.warning("Skipping checkpoint %s: %s", point.name, error)
+            announce.warning(f"Skipping checkpoint {point.name}: {_one_line(error)}")
             errors.append(f"{point.name}: {error}")
     raise CheckpointError("Every checkpoint is damaged:\n" + "\n".join(errors))
 
@@ -113,3 +118,8 @@ def _load(
         return checkpointer.load(point, device)
     except RecordError as error:
         raise CheckpointError(f"Checkpoint {point.name} cannot be read: {error}") from error
+
+
+def _one_line(error: Exception) -> str:
+    """The error's message on one line (a record error may span several)."""
+    return " ".join(str(error).split())

@@ -19,6 +19,7 @@ __all__ = [
     "TrainingProgress",
     "check_split",
     "format_value",
+    "printable",
 ]
 
 
@@ -138,3 +139,8 @@ def format_value(value: float) -> str:
         ('0.31241', '0.001', '91', '2e-05')
     """
     return f"{float(value):.5g}"
+
+
+def printable(text: str) -> str:
+    """`text` with control characters (line breaks, escapes) as spaces: one line, no codes."""
+    return "".join(char if char.isprintable() else " " for char in str(text))

@@ -124,7 +124,7 @@ class CliMetricsRenderer(MetricsRenderer):
                 next_percent += self.every_percent
             self._next_percent[key] = next_percent
         if timed or crossed:
-            self._print(self._progress_line(snapshot))
+            self._print(self.progress_line(snapshot))
             if self.interval_s is not None:
                 self._deadline = now + self.interval_s
         self._predict_next_call(key, progress.items_processed, progress.items_total)
@@ -152,7 +152,9 @@ class CliMetricsRenderer(MetricsRenderer):
             what = "Evaluation" if self._test_name is not None else "Training"
             self._print(f"{what} stopped: {interrupter.reason or 'stop requested'}.")
 
-    def _progress_line(self, snapshot: RenderSnapshot) -> str:
+    def progress_line(self, snapshot: RenderSnapshot) -> str:
+        """The progress line of `snapshot`, as `render` prints it (also the notebook
+        renderer's plain-text progress)."""
         progress = snapshot.progress
         parts = [self._label(snapshot.split)]
         if snapshot.split != Split.TEST:

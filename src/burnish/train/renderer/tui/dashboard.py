@@ -57,6 +57,7 @@ class DashboardState:
         self.stopping: str | None = None
         self.finished = False
         self.model: str | None = None
+        self.note: str | None = None  # the last message the learner sent while drawing
         self.keys = True  # whether keys are read (the controls panel says how to stop if not)
 
     def update(self, snapshot: RenderSnapshot) -> None:

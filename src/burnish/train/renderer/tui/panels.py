@@ -17,6 +17,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from burnish.train.renderer.base import printable
 from burnish.train.renderer.tui.dashboard import DashboardState
 from burnish.train.renderer.tui.plot import LinePlot, PlotSeries
 from burnish.train.renderer.tui.progress import format_eta
@@ -46,7 +47,8 @@ def build_dashboard(state: DashboardState) -> Layout:
     root.split_column(Layout(name="main", ratio=1), Layout(progress_panel(state), size=3))
     left = Layout(name="left", ratio=45)
     root["main"].split_row(left, Layout(plot_panel(state), ratio=55))
-    status_height = 8 if state.stopping else 7
+    extra = [state.model, state.note, state.stopping]  # the rows beyond the first five
+    status_height = 7 + sum(row is not None and row != "" for row in extra)
     left.split_column(
         Layout(metrics_panel(state), ratio=1),
         Layout(status_panel(state), size=status_height),
@@ -128,6 +130,8 @@ def status_panel(state: DashboardState) -> Panel:
     grid.add_row("Elapsed", format_eta(state.clock() - state.started))
     if state.model is not None:
         grid.add_row("Model", _plain(state.model))
+    if state.note is not None:
+        grid.add_row("Note", _plain(state.note))
     if state.stopping:
         grid.add_row(Text("Stopping", style="bold red"), _plain(state.stopping, style="red"))
     return Panel(grid, title="Status", title_align="left")
@@ -210,11 +214,6 @@ def plot_panel(state: DashboardState) -> Panel:
     tabs = _tab_strip(state.history.names, state.selected % len(state.history.names))
     title = _plain(f"Plot: {name} ({kind})")
     return Panel(_Stacked(tabs, plot), title=title, title_align="left")
-
-
-def printable(text: str) -> str:
-    """`text` with control characters (line breaks, escapes) as spaces: one line, no codes."""
-    return "".join(char if char.isprintable() else " " for char in str(text))
 
 
 def _plain(text: str, style: str = "") -> Text:

@@ -96,7 +96,7 @@ class TuiMetricsRenderer(MetricsRenderer):
         self._previous_excepthook: Callable[..., Any] | None = None
         self._num_epochs = 0
         self._fallback: CliMetricsRenderer | None = None
-        self._held: list[str] = []  # messages said while the dashboard covers the terminal
+        self._messages: list[str] = []  # said while the dashboard showed: printed at close
         self.fell_back = threading.Event()
         """Set once drawing failed and plain progress lines took over."""
 
@@ -192,14 +192,22 @@ class TuiMetricsRenderer(MetricsRenderer):
             self._dirty = True
 
     def message(self, text: str) -> None:
-        """Print `text` on the terminal; while the dashboard covers it (the alternate screen),
-        `text` is printed once the dashboard has left (`close`)."""
-        if self._fallback is not None:
-            self._fallback.message(text)
-        elif self._live is not None:
-            self._held.append(text)
+        """Print `text` on the terminal; while the dashboard shows, show it in the status
+        panel and print it on the terminal when the dashboard closes."""
+        with self._lock:
+            fallback, live = self._fallback, self._live
+            if fallback is None and live is not None and self._state is not None:
+                self._state.note = text
+                self._messages.append(text)
+                self._dirty = True
+                return
+        if fallback is not None:
+            fallback.message(text)
         else:
-            (self._console or terminal_console()).print(text, markup=False, highlight=False)
+            self._print(text)
+
+    def _print(self, text: str) -> None:
+        (self._console or terminal_console()).print(text, markup=False, highlight=False)
 
     def close(self) -> None:
         """Stop the UI thread, restore the terminal and leave the alternate screen."""
@@ -229,9 +237,9 @@ class TuiMetricsRenderer(MetricsRenderer):
                 if sys.excepthook == self._excepthook:
                     sys.excepthook = self._previous_excepthook or sys.__excepthook__
                 atexit.unregister(self.close)
-                held, self._held = self._held, []
-                for text in held:
-                    live.console.print(text, markup=False, highlight=False)
+        messages, self._messages = self._messages, []
+        for text in messages:  # the alternate screen is gone: say them where they stay
+            self._print(text)
         if self._fallback is not None:
             self._fallback.close()
 
