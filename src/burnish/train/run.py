@@ -154,6 +154,7 @@ class Run:
                     self.options.artifact_dir, self.options.tracker_config, settings, position
                 )
             result = self._epochs()
+            self.checkpointer.wait()  # written in the background: every one committed now
             if self.tracking is not None and not result.interrupted:
                 summary = learner_summary(self.options, result.epochs_completed)
                 model = final_model_file(self.options.checkpointer)
@@ -367,6 +368,7 @@ class Run:
                     context.device,
                 )
             stack.enter_context(options.interrupter.catch_sigint())
+            stack.enter_context(self.checkpointer.writes())  # fit waits for the writes
             if self.grad_sync is not None:
                 stack.callback(self.grad_sync.close)
             stack.enter_context(_deterministic(options.deterministic))

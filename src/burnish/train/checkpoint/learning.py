@@ -7,18 +7,27 @@ decision of the epoch is taken (validation, early stopping). Each checkpoint rec
 after those decisions: the strategy's, which checkpoints remain (`Retention`) and, for the last
 epoch, how the run ended (`RunEnd`). Only rank 0 writes; every rank takes part in the
 collectives (metric flushes).
+
+The loop pays only for a snapshot: the records are copied to the host (`host_snapshot`) and
+handed to an `AsyncCheckpointer`, whose thread serializes, fsyncs and commits them, then
+carries out the deletions that checkpoint decided. One write runs at a time; a failed write is
+raised in the loop at the next save or at `wait` (the end of `fit`, see `writes`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from burnish.optim.base import Optimizer
+from burnish.train.checkpoint.async_writer import AsyncCheckpointer
 from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
 from burnish.train.checkpoint.resume import ResumeFrom, ResumePoint, find_resume_point
 from burnish.train.checkpoint.retention import Retention
 from burnish.train.checkpoint.run_end import Resumed, RunEnd
+from burnish.train.checkpoint.snapshot import host_snapshot
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
@@ -60,6 +69,7 @@ class LearningCheckpointer:
         self.is_main = is_main
         self.before_save = before_save
         self.retention = Retention()
+        self.writer = AsyncCheckpointer()
 
     def restore(
         self,
@@ -91,10 +101,14 @@ class LearningCheckpointer:
         return Resumed(path, state.position.epoch - 1, end)
 
     def save_iteration(self, state: TrainingState) -> None:
-        """Commit a mid-epoch checkpoint; older mid-epoch checkpoints are then deleted.
+        """Checkpoint mid-epoch; once it is committed, older mid-epoch checkpoints are deleted.
 
         The metric entries still pending are written to the logs first, with or without a
-        checkpointer (an interrupted run keeps the lines of the iterations it did).
+        checkpointer (an interrupted run keeps the lines of the iterations it did). Returns
+        once the state is copied; the checkpoint is written in the background.
+
+        Raises:
+            BaseException: the error of the previous checkpoint's write, if it failed.
         """
         state.processor.flush(state.position.epoch)  # a collective with several ranks
         if self.checkpointer is None:
@@ -102,18 +116,20 @@ class LearningCheckpointer:
         records = self._records(state) if state.sharded else None  # gathered by every rank
         if not self.is_main:
             return
+        self.writer.wait()  # one write at a time, one snapshot in memory
         point = CheckpointId(state.position.epoch, state.position.iteration)
         if self.before_save is not None:
             self.before_save()
-        self.checkpointer.save(point, records if records is not None else self._records(state))
-        for older in self.checkpointer.committed():
-            if older.iteration is not None and older.sort_key() < point.sort_key():
-                self.checkpointer.delete(older)
+        snapshot = self._snapshot(state, records if records is not None else self._records(state))
+        self.writer.submit(point.name, lambda: self._write_iteration(point, snapshot))
 
     def save_epoch(
         self, epoch: int, state: TrainingState, store: MetricFinder, end: RunEnd | None = None
     ) -> None:
         """Carry out the strategy's actions for `epoch`: save first, then delete.
+
+        Returns once the state is copied; the checkpoint is written, and the deletions made,
+        in the background.
 
         Args:
             epoch: the epoch that ended.
@@ -121,6 +137,9 @@ class LearningCheckpointer:
             store: the metric logs the strategy reads.
             end: how the run ended at `epoch`, None if it goes on; recorded in the checkpoint,
                 which is then saved whatever the strategy says.
+
+        Raises:
+            BaseException: the error of the previous checkpoint's write, if it failed.
         """
         if self.checkpointer is None:
             return
@@ -130,17 +149,72 @@ class LearningCheckpointer:
         records = self._records(state, end) if saving and state.sharded else None  # every rank
         if not self.is_main:
             return
-        if saving:  # save first: never zero checkpoints
-            if records is None:
-                records = self._records(state, end)
+        self.writer.wait()
+        snapshot = None
+        if saving:
             if self.before_save is not None:
                 self.before_save()
+            snapshot = self._snapshot(
+                state, records if records is not None else self._records(state, end)
+            )
+        name = CheckpointId(epoch).name
+        self.writer.submit(name, lambda: self._write_epoch(epoch, snapshot, deletions))
+
+    def wait(self) -> None:
+        """Block until every checkpoint asked for is committed; raise a write's error."""
+        self.writer.wait()
+
+    @contextlib.contextmanager
+    def writes(self) -> Iterator[None]:
+        """Around a run: on leaving, wait for the write in flight, however the run ends.
+
+        A write error is raised; if the run is already raising, it goes on raising its own
+        error, with the write's noted on it (and logged), so neither is lost.
+        """
+        try:
+            yield
+        except BaseException as raised:
+            error = self.writer.finish()
+            if error is not None:
+                log.error("Writing a checkpoint failed: %r", error)
+                note = f"Writing a checkpoint failed too: {type(error).__name__}: {error}"
+                add_note = getattr(raised, "add_note", None)
+                if add_note is not None:
+                    add_note(note)
+            raise
+        self.writer.wait()
+
+    # -- the writing thread ----------------------------------------------------------------
+
+    def _write_iteration(self, point: CheckpointId, records: dict[str, Any]) -> None:
+        """Commit a mid-epoch checkpoint, then delete the older mid-epoch ones."""
+        assert self.checkpointer is not None
+        self.checkpointer.save(point, records)
+        for older in self.checkpointer.committed():
+            if older.iteration is not None and older.sort_key() < point.sort_key():
+                self.checkpointer.delete(older)
+
+    def _write_epoch(
+        self, epoch: int, records: dict[str, Any] | None, deletions: list[int]
+    ) -> None:
+        """Commit epoch `epoch`'s checkpoint (if saved), then the deletions it decided."""
+        assert self.checkpointer is not None
+        if records is not None:  # save first: never zero checkpoints
             self.checkpointer.save(CheckpointId(epoch), records)
         for deleted in deletions:
             self.checkpointer.delete(CheckpointId(deleted))
         for older in self.checkpointer.committed():  # mid-epoch checkpoints are superseded
             if older.iteration is not None and older.epoch <= epoch:
                 self.checkpointer.delete(older)
+
+    # -- the loop's thread -----------------------------------------------------------------
+
+    @staticmethod
+    def _snapshot(state: TrainingState, records: dict[str, Any]) -> dict[str, Any]:
+        """The records on the host, sharing no memory with the run (see `host_snapshot`)."""
+        # Optimizer.to_record() copies its tensors already; the model's record is its storage.
+        owned = {"optim"} if type(state.optim).to_record is Optimizer.to_record else set()
+        return {part: host_snapshot(record, part in owned) for part, record in records.items()}
 
     def _records(self, state: TrainingState, end: RunEnd | None = None) -> dict[str, Any]:
         records = state.to_records()
