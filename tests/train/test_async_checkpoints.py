@@ -19,46 +19,14 @@ import burnish as bn
 from burnish.optim import AdamConfig
 from burnish.record import DefaultRecorder
 from burnish.train.checkpoint import CheckpointId, FileCheckpointer
-from burnish.train.checkpoint.async_writer import AsyncCheckpointer
 from burnish.train.checkpoint.learning import LearningCheckpointer
 
-from tests.train.helpers import Mlp, builder, loaders
-
-GUARD_S = 60.0  # a held write gives up waiting after this long (a failure, never the path)
-
-
-class HeldWrites:
-    """Holds each background write until the loop next waits for the writer."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.release: threading.Event | None = None
-        self.writer_threads: list[str] = []
-        submit, wait = AsyncCheckpointer.submit, AsyncCheckpointer.finish
-        held = self
-
-        def holding_submit(self, label, write):
-            release = threading.Event()
-
-            def write_when_released():
-                held.writer_threads.append(threading.current_thread().name)
-                release.wait(GUARD_S)
-                write()
-
-            submit(self, label, write_when_released)  # waits for (and releases) the last one
-            held.release = release
-
-        def releasing_finish(self):
-            if held.release is not None:
-                held.release.set()
-            return wait(self)
-
-        monkeypatch.setattr(AsyncCheckpointer, "submit", holding_submit)
-        monkeypatch.setattr(AsyncCheckpointer, "finish", releasing_finish)
+from tests.train.helpers import HeldWrites, Mlp, builder, loaders
 
 
 @pytest.fixture
 def held(monkeypatch):
-    return HeldWrites(monkeypatch)
+    return HeldWrites(monkeypatch.setattr)
 
 
 def checkpointer(tmp_path) -> FileCheckpointer:
