@@ -7,7 +7,8 @@
         [--bf16] [--csv]
 
 Rank 0 writes the final parameters to OUT. `--crash-at` makes rank 1 raise at its I-th step;
-`--kill-at` makes rank 0 SIGKILL itself at its I-th step (resumed with `resume()`).
+`--kill-at` makes rank 0 SIGKILL itself at its I-th step (resumed with `resume()`), once its
+background checkpoint writes are done (the mid-epoch checkpoint before it is then committed).
 `--unused` trains a model with a parameter no step uses and one only some batches use, in
 1 KB gradient buckets; `--modify-grads` changes a gradient in place inside `train_step`.
 `--fsdp` shards the model with `strategy("fsdp")`; `--adam` trains with Adam instead of SGD;
@@ -22,6 +23,7 @@ import argparse
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,6 +57,9 @@ class CrashingMlp(Mlp):
         if self.calls == self.crash_at and rank == 1:
             raise RuntimeError("rank 1 failed on purpose")
         if self.calls == self.kill_at and rank == 0:
+            for thread in threading.enumerate():  # the checkpoint writer (AsyncCheckpointer)
+                if thread.name.startswith("burnish-checkpoint"):
+                    thread.join()
             os.kill(os.getpid(), signal.SIGKILL)
         return super().train_step(batch)
 
