@@ -1,4 +1,5 @@
-"""Train the guide model on MNIST, then classify a test image with the saved model.
+"""Train the guide model on MNIST, evaluate it on the test set, then classify a test image
+with the saved model.
 
 python -m examples.mnist                 # a short run (1 epoch on 12,000 images)
 python -m examples.mnist --full          # the guide's config: 10 epochs, all of MNIST
@@ -31,6 +32,7 @@ def main(argv: list[str] | None = None) -> float:
 
     from burnish.data.dataset.vision import MnistDataset
 
+    from examples.mnist.evaluation import evaluate
     from examples.mnist.inference import infer
     from examples.mnist.training import guide_config, train
 
@@ -41,6 +43,7 @@ def main(argv: list[str] | None = None) -> float:
     if args.workers is not None:
         config = config.with_num_workers(args.workers)
     result = train(args.artifact_dir, config, args.device, limit=limit or None)
+    evaluate(args.artifact_dir, args.device, limit=limit or None)
     infer(args.artifact_dir, args.device, MnistDataset.test().get(42))
     return last_value(result.summary, "valid", "Accuracy")
 

@@ -42,7 +42,7 @@ def create_artifact_dir(artifact_dir: str | Path) -> None:
     Path(artifact_dir).mkdir(parents=True)
 
 
-def _limited(dataset, limit: int | None):
+def limited(dataset, limit: int | None):
     return dataset if not limit else PartialDataset(dataset, 0, min(limit, len(dataset)))
 
 
@@ -67,14 +67,14 @@ def train(
         .batch_size(config.batch_size)
         .shuffle(config.seed)
         .num_workers(config.num_workers)
-        .build(_limited(MnistDataset.train(), limit))
+        .build(limited(MnistDataset.train(), limit))
     )
     dataloader_test = (
         DataLoaderBuilder(batcher)
         .batch_size(config.batch_size)
         .shuffle(config.seed)
         .num_workers(config.num_workers)
-        .build(_limited(MnistDataset.test(), limit))
+        .build(limited(MnistDataset.test(), limit))
     )
 
     learner = (

@@ -1,9 +1,11 @@
-"""`burnish summary` and `burnish report` on run directories whose logs hold awkward values.
+"""`burnish summary` and `burnish report` on run directories whose logs hold awkward values, one
+run or several compared (with any config.json).
 
 The same inputs as the chart tests (tests/cli/test_svg.py): constant, nearly constant, one
 value, no value, NaN/inf, tiny and huge, written by the learner's own `FileMetricLogger`.
 """
 
+import json
 import math
 import re
 import tempfile
@@ -13,9 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from burnish.cli import main
+from burnish.cli.compare import run_names
 from burnish.train.logger import FileMetricLogger
 from burnish.train.metric.base import NumericEntry
 
+from tests.cli.test_config_diff import JSON
 from tests.cli.test_svg import SERIES
 
 # split -> metric -> epochs (1..3) of iteration values
@@ -73,3 +77,52 @@ def test_summary_and_report_of_any_logged_values(capsys, run, count):
         assert "Traceback" not in capsys.readouterr().err
         attributes = " ".join(re.findall(r'="([^"]*)"', page)).lower()
         assert "nan" not in attributes and "inf" not in attributes  # every coordinate a number
+
+
+# A run's config.json: none, any JSON (nested, every type, NaN, huge), or not JSON at all.
+CONFIG = st.one_of(st.none(), JSON, st.just("{not json"), st.just("[" * 100_000))
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(RUN, st.sampled_from([1, 32, 0]), CONFIG, st.sampled_from(["run", "b", "é x"])),
+        min_size=2,
+        max_size=3,
+    )
+)
+def test_several_runs_of_any_values_and_configs_compare(capsys, runs):
+    capsys.readouterr()
+    with tempfile.TemporaryDirectory() as temporary:
+        directories = []
+        for index, (run, count, config, name) in enumerate(runs):
+            directory = Path(temporary) / f"parent-{index}" / name
+            write_run(directory, run, count)
+            if isinstance(config, str):
+                (directory / "config.json").write_text(config)
+            elif config is not None:
+                (directory / "config.json").write_text(json.dumps(config))
+            directories.append(directory)
+        empty = [
+            directory
+            for directory, (run, count, _, _) in zip(directories, runs)
+            if count == 0 or not any(v for m in run.values() for e in m.values() for v in e)
+        ]
+        output = Path(temporary) / "comparison.html"
+        for command in (["summary"], ["report", "-o", str(output)]):
+            status = main([*command, *map(str, directories)])
+            out, err = capsys.readouterr()
+            if empty:  # the first directory that is not a run is named, nothing written
+                assert status == 1 and f"{empty[0]} has no numeric metric logs" in err, err
+                assert not output.exists()
+                continue
+            assert status == 0 and "Traceback" not in err, err
+            for name in run_names(directories):
+                assert name in (out if command == ["summary"] else output.read_text())
+        if not empty:
+            page = output.read_text()
+            attributes = " ".join(re.findall(r'="([^"]*)"', page)).lower()
+            assert "nan" not in attributes and "inf" not in attributes  # every coordinate
+            assert page.count("<h2>") == 4 and page.endswith("</html>\n")

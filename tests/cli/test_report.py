@@ -11,7 +11,6 @@ hand. Resource loads are checked statically: the page references nothing outside
 
 import html.parser
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -30,16 +29,6 @@ TRAIN_RGB, VALID_RGB = (0x1F, 0x77, 0xB4), (0xE8, 0x59, 0x0C)
 @pytest.fixture
 def run(run_dir, tmp_path):
     return shutil.copytree(run_dir, tmp_path / "run")
-
-
-@pytest.fixture(scope="module")
-def chromium_binary():
-    binary = shutil.which("chromium") or shutil.which("chromium-browser")
-    if binary is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed: .ci/run installs Debian's `chromium`.")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    return binary
 
 
 def test_report_writes_one_self_contained_page(run):

@@ -8,7 +8,8 @@ import xml.etree.ElementTree as ElementTree
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from burnish.cli.svg import Series, downsample, line_chart, nice_ticks
+from burnish.cli.compare_page import run_colors
+from burnish.cli.svg import Series, downsample, legend_label, line_chart, nice_ticks, text_width
 
 # Every kind of value a metric log can hold, the awkward ones often.
 AWKWARD = [0.0, -0.0, 1e-12, -1e-12, 1e12, -1e12, 1e-300, 5e-324, 1.7e308, -1.7e308,
@@ -22,6 +23,10 @@ SERIES = st.one_of(
         lambda v: [v[0] + k * 2**-60 for k in range(v[1])]
     ),
 )
+# Control characters (not allowed in XML) become U+FFFD in the chart.
+NOT_XML = {
+    c: "\ufffd" for c in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0xFFFE, 0xFFFF]
+}
 NUMBER = re.compile(r' (?:x|y|x1|x2|y1|y2|cx|cy)="([^"]*)"')
 POINTS = re.compile(r' points="([^"]*)"')
 
@@ -81,3 +86,57 @@ def test_downsample_keeps_at_most_limit_points_and_never_overflows(points, limit
         return
     assert len(out) <= limit
     assert all(math.isfinite(x) and math.isfinite(y) for x, y in out)  # means of finite values
+
+
+# Run names: any text, up to far wider than a legend row (the comparison's legend).
+LABELS = st.one_of(st.text(max_size=12), st.text(max_size=120), st.sampled_from(
+    ["run", "a/run", "<&\"'>", "\x00\x1b[31m", "中文运行" * 20, "x" * 61, ""]
+))  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(LABELS, SERIES, st.booleans()), min_size=1, max_size=12),
+    st.sampled_from([0.0, 3.0, 1e12, math.nan, math.inf]),
+)
+def test_several_series_render_with_one_legend_entry_each_inside_the_chart(runs, x_max):
+    colors = run_colors(len(runs))
+    series = [
+        Series(label, color, [(i + 1, v) for i, v in enumerate(values)],
+               [(i + 0.5, v) for i, v in enumerate(values)] if detailed else [])
+        for (label, values, detailed), color in zip(runs, colors)
+    ]  # fmt: skip
+    svg = line_chart(series, x_max, x_label="epoch", title=runs[0][0])
+    root = ElementTree.fromstring(svg)  # well-formed, whatever the labels hold
+    coordinates = NUMBER.findall(svg) + " ".join(POINTS.findall(svg)).replace(",", " ").split()
+    assert all(math.isfinite(float(c)) for c in coordinates), "a coordinate is NaN or inf"
+    width, height = (float(v) for v in root.get("viewBox").split()[2:])
+    # The legend: one entry per series, in order, in its colour, whole or shortened.
+    texts = [t for t in root.iter("{http://www.w3.org/2000/svg}text") if t.get("class") == "legend"]
+    texts = texts or [t for t in root.iter("text") if t.get("class") == "legend"]
+    assert len(texts) == len(series)
+    for text, s in zip(texts, series):
+        shown = text.text or ""
+        assert shown == legend_label(s.label).translate(NOT_XML)
+        assert text_width(shown) <= 420 + 7
+        x = float(text.get("x"))
+        assert x - 22 >= 0 and x + text_width(shown) <= width  # inside the chart
+    rows = sorted({float(t.get("y")) for t in texts})
+    assert height == 300 + 18 * (len(rows) - 1)  # taller by one row per extra legend row
+    finite = [v for values in (r[1] for r in runs) for v in values if math.isfinite(v)]
+    if not finite:
+        assert "no finite values" in svg
+        return
+    assert svg.count("<circle") == len(finite)
+    top = min(float(y) for y in re.findall(r'<line x1="64" y1="([^"]*)"', svg))  # the grid
+    assert top > rows[-1], "the plot overlaps the legend"
+    assert all(float(c) <= height for c in re.findall(r' cy="([^"]*)"', svg))
+
+
+def test_one_row_of_legend_keeps_the_chart_as_it_was():
+    """Two short labels (a run's train and valid): one row, where it always was."""
+    series = [Series("train", "#1f77b4", [(1, 0.5), (2, 0.25)]),
+              Series("valid", "#e8590c", [(1, 0.6)])]  # fmt: skip
+    svg = line_chart(series, 2.0, x_label="epoch", title="t")
+    assert 'viewBox="0 0 560 300"' in svg
+    assert re.findall(r'<text x="([^"]*)" y="18" class="legend">', svg) == ["440", "503"]

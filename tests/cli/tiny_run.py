@@ -14,7 +14,7 @@ from burnish.data.dataset import InMemDataset
 from burnish.nn.loss import CrossEntropyLossConfig
 from burnish.optim import AdamConfig
 from burnish.record import CompactRecorder
-from burnish.train import ClassificationOutput, LearnerBuilder, TrainOutput
+from burnish.train import ClassificationOutput, EvaluatorBuilder, LearnerBuilder, TrainOutput
 from burnish.train.interrupter import Interrupter
 from burnish.train.metric import AccuracyMetric, LearningRateMetric, LossMetric
 from burnish.train.metric.base import Metric, MetricMetadata
@@ -94,15 +94,18 @@ def train_run(
     learning_rate: float = 0.01,
     learning_rate_metric: bool = False,
     stop_after: int | None = None,
+    evaluation: str | None = None,
+    hidden_size: int = 16,
 ) -> Path:
     """Train `Classifier` for `epochs` epochs into `artifact_dir`, as the guide does (~1 s).
 
     `learning_rate_metric` adds `LearningRateMetric` (as docs/learner.md's example does): with a
     constant `learning_rate` of 0.1 its epoch mean is 0.1 plus one ulp. `stop_after` stops
     training after that iteration of the first epoch (as `q` or Ctrl-C would), which writes a
-    mid-epoch checkpoint.
+    mid-epoch checkpoint. `evaluation` names an evaluation of the trained model on a test set
+    (an `Evaluator`'s, written to `test/<name>/`).
     """
-    config = RunConfig(num_epochs=epochs, learning_rate=learning_rate)
+    config = RunConfig(hidden_size=hidden_size, num_epochs=epochs, learning_rate=learning_rate)
     artifact_dir.mkdir(parents=True, exist_ok=True)
     config.save(artifact_dir / "config.json")
     bn.seed(0)
@@ -124,4 +127,12 @@ def train_run(
     )
     result = learner.fit(loader.shuffle(1).build(_items(256, 1)), loader.build(_items(96, 2)))
     result.model.save_file(artifact_dir / "model", CompactRecorder())
+    if evaluation is not None:
+        evaluator = (
+            EvaluatorBuilder(artifact_dir)
+            .metrics(AccuracyMetric(), LossMetric())
+            .renderer(CliMetricsRenderer())
+            .build(result.model)
+        )
+        evaluator.eval(evaluation, loader.build(_items(64, 3)))
     return artifact_dir

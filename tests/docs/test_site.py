@@ -8,7 +8,14 @@ from pathlib import Path
 from tests.docs.snippets import DOCS, english_twin, python_blocks
 
 #: Chapters that have a Chinese translation (`<name>.zh.md`).
-TRANSLATED = ["installation", "basic-workflow", "learner", "custom-training-loops", "records"]
+TRANSLATED = [
+    "installation",
+    "basic-workflow",
+    "learner",
+    "custom-training-loops",
+    "records",
+    "long-runs",
+]
 _EXTERNAL_ASSET = re.compile(
     r"<(?:script|img|iframe)[^>]+src=\"(?:https?:)?//|<link[^>]+href=\"(?:https?:)?//[^\"]*\"[^>]*"
     r"rel=\"(?:stylesheet|preload|preconnect|icon)|<link[^>]+rel=\"(?:stylesheet|preload|"

@@ -23,3 +23,6 @@ def test_short_run_trains_saves_and_infers(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Learner Summary" in out
     assert "Predicted" in out and "Expected" in out
+    assert "Test accuracy (evaluator):" in out and "on 1280 images" in out
+    test_logs = artifact_dir / "test" / "mnist-test"
+    assert len((test_logs / "Accuracy.log").read_text().splitlines()) == 20

@@ -496,6 +496,13 @@ LEARNER_SETTINGS = {
         lambda b: b.mixed_precision("fp16"),
     ),
     "bf16": (AdamConfig(), lambda b: b.mixed_precision("bf16")),
+    "ema": (AdamConfig(), lambda b: b.with_ema(0.99, warmup=True, validate="both")),
+    "skip": (AdamConfig(), lambda b: b.on_non_finite("skip")),
+    "stop+ema+accumulation": (
+        AdamConfig(),
+        lambda b: b.on_non_finite("stop").with_ema(0.9, update_every=2).grads_accumulation(2),
+    ),
+    "skip+fp16": (AdamConfig(), lambda b: b.on_non_finite("skip").mixed_precision("fp16")),
 }
 
 

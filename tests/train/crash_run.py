@@ -2,6 +2,7 @@
 
     python tests/train/crash_run.py ARTIFACT_DIR OUT [--workers N] [--kill-at-io N]
         [--hold-writes] [--kill-in-writer N] [--kill-in-valid] [--precision fp16] [--trackers]
+        [--listener] [--ema]
         [--scripted STRATEGY [--kill-after-epoch K] [--kill-in-epoch-end K]]
 
 It resumes from the newest complete checkpoint (`resume()`), trains a small dropout MLP on an
@@ -15,6 +16,10 @@ a kill lands while the loop has trained, and logged, past the checkpoint being w
 `--kill-in-valid` kills it during the first validation.
 `--precision fp16` trains under mixed precision with loss scaling. `--trackers` also logs to
 a CSV file and TensorBoard (`log_to`, `log_every(3)`) in the artifact directory.
+`--listener` adds a checkpointed `JournalListener` (tests/train/helpers.py), whose final
+record goes to OUT beside the parameters. `--ema` keeps
+an average of the weights (`with_ema(0.9, warmup=True, update_every=2)`, validated with the
+trained model beside it) and writes it to OUT too.
 
 `--scripted composed|metric` trains the tiny regression of `scripted.py` instead, whose
 validation metric takes chosen values, with early stopping (stops after epoch 5 of 8) and that
@@ -44,7 +49,7 @@ from burnish.optim import AdamConfig  # noqa: E402
 from burnish.record import DefaultRecorder  # noqa: E402
 from burnish.train.renderer import CliMetricsRenderer  # noqa: E402
 
-from tests.train.helpers import HeldWrites, Mlp, builder, loaders  # noqa: E402
+from tests.train.helpers import HeldWrites, JournalListener, Mlp, builder, loaders  # noqa: E402
 
 
 def kill_at_io(count: int) -> None:
@@ -193,6 +198,8 @@ def main() -> None:
     parser.add_argument("--step-delay", type=float, default=0.0, help="seconds per step")
     parser.add_argument("--precision", choices=["bf16", "fp16"], help="mixed precision")
     parser.add_argument("--trackers", action="store_true", help="CSV and TensorBoard loggers")
+    parser.add_argument("--listener", action="store_true", help="a checkpointed listener")
+    parser.add_argument("--ema", action="store_true", help="an average of the weights")
     parser.add_argument("--scripted", choices=["composed", "metric"], help="scripted-loss run")
     parser.add_argument("--kill-after-epoch", type=int, default=0)
     parser.add_argument("--kill-in-epoch-end", type=int, default=0)
@@ -209,6 +216,7 @@ def main() -> None:
     if args.kill_after_epoch or args.kill_in_epoch_end:
         kill_at_epoch_end(args.kill_after_epoch, args.kill_in_epoch_end)
     torch.set_num_threads(1)
+    args.journal = JournalListener() if args.listener else None
     if args.scripted:
         learner, optim, (train, valid) = scripted_learner(args)
     else:
@@ -222,7 +230,12 @@ def main() -> None:
     if result.interrupted:
         return
     state = {f"model.{k}": v for k, v in result.model.state_dict().items()}
-    torch.save({"model": state, "optim": optim.to_record()}, args.out)
+    if result.ema is not None:
+        state.update({f"ema.{k}": v for k, v in result.ema.state_dict().items()})
+    saved = {"model": state, "optim": optim.to_record()}
+    if args.journal is not None:
+        saved["listener"] = args.journal.to_record()
+    torch.save(saved, args.out)
     if calls is not None:
         print(f"background-writes {calls['writer']}")
         print(f"io-calls {calls['n']}")  # last: the tests read the number after it
@@ -242,6 +255,8 @@ def mnist_learner(args):
     )
     if args.precision:
         configured = configured.mixed_precision(args.precision)
+    if args.ema:
+        configured = configured.with_ema(0.9, warmup=True, update_every=2, validate="both")
     if args.trackers:
         from burnish.train.logger import CsvLogger, TensorBoardLogger
 
@@ -256,6 +271,8 @@ def mnist_learner(args):
             )
             .log_every(3)
         )
+    if args.journal is not None:
+        configured = configured.with_listener(args.journal)
     learner = configured.build(model, optim, 1e-3)
     data = loaders(batch_size=32, train_items=960, valid_items=96, workers=args.workers)
     return learner, optim, data

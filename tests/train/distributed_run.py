@@ -4,22 +4,32 @@
     python tests/train/distributed_run.py ARTIFACT_DIR OUT [--epochs N] [--batch-size B]
         [--resume-epoch E] [--custom-loop] [--crash-at I] [--kill-at I]
         [--checkpoint-every K] [--accumulate N] [--unused] [--modify-grads] [--fsdp] [--adam]
-        [--bf16] [--csv]
+        [--bf16] [--csv] [--kill-rank R] [--listeners] [--ema] [--on-non-finite MODE]
+        [--nan-at I --nan-rank R]
 
 Rank 0 writes the final parameters to OUT. `--crash-at` makes rank 1 raise at its I-th step;
-`--kill-at` makes rank 0 SIGKILL itself at its I-th step (resumed with `resume()`), once its
-background checkpoint writes are done (the mid-epoch checkpoint before it is then committed).
+`--kill-at` makes rank `--kill-rank` (default 0) SIGKILL itself at its I-th step (resumed with
+`resume()`), in the first attempt only: a group that torchrun restarts
+(`--max-restarts`) runs on. Rank 0 first lets its background checkpoint write finish (the
+mid-epoch checkpoint before the kill is then committed).
 `--unused` trains a model with a parameter no step uses and one only some batches use, in
 1 KB gradient buckets; `--modify-grads` changes a gradient in place inside `train_step`.
 `--fsdp` shards the model with `strategy("fsdp")`; `--adam` trains with Adam instead of SGD;
 `--bf16` trains under `mixed_precision("bf16")`.
 `--csv` also logs to `metrics-rank<RANK>.csv` with `log_to(CsvLogger(...))` on every rank,
 an iteration point every 3 steps.
+`--listeners` adds a listener called on rank 0 only and one with `all_ranks = True`, each
+writing what it saw to `listener-{main,all}-rank<RANK>.json` in the artifact directory, and a
+`ThroughputMetric` with MFU to the training metrics.
+`--ema` keeps an average of the weights (`with_ema(0.9)`), written to OUT as `ema.*` entries;
+`--on-non-finite` sets that mode; `--nan-at I --nan-rank R` makes rank R's loss NaN at its I-th
+step (the other ranks' stay finite).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -37,7 +47,7 @@ import burnish as bn  # noqa: E402
 import burnish.train.grad_sync as grad_sync  # noqa: E402
 from burnish.optim import AdamConfig, GradientsParams, SgdConfig, WeightDecayConfig  # noqa: E402
 from burnish.record import DefaultRecorder  # noqa: E402
-from burnish.train import TrainOutput  # noqa: E402
+from burnish.train import TrainingListener, TrainOutput  # noqa: E402
 from burnish.train.fsdp import full_record  # noqa: E402
 from burnish.train.renderer import CliMetricsRenderer  # noqa: E402
 
@@ -45,22 +55,35 @@ from tests.train.helpers import Mlp, builder, loaders  # noqa: E402
 
 
 class CrashingMlp(Mlp):
-    """Rank 1 raises at its `crash_at`-th step; rank 0 SIGKILLs itself at its `kill_at`-th."""
+    """Rank 1 raises at its `crash_at`-th step; rank `kill_rank` SIGKILLs itself at its
+    `kill_at`-th, unless torchrun restarted the group already; rank `nan_rank`'s loss is NaN at
+    its `nan_at`-th."""
 
-    def __init__(self, crash_at: int = 0, kill_at: int = 0) -> None:
+    def __init__(
+        self, crash_at: int = 0, kill_at: int = 0, kill_rank: int = 0, nan_at: int = 0,
+        nan_rank: int = 0,
+    ) -> None:  # fmt: skip
         super().__init__()
         self.crash_at, self.kill_at, self.calls = crash_at, kill_at, 0
+        self.kill_rank = kill_rank
+        if os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") != "0":
+            self.kill_at = 0
+        self.nan_at, self.nan_rank = nan_at, nan_rank
 
     def train_step(self, batch):
         self.calls += 1
         rank = int(os.environ.get("RANK", "0"))
         if self.calls == self.crash_at and rank == 1:
             raise RuntimeError("rank 1 failed on purpose")
-        if self.calls == self.kill_at and rank == 0:
+        if self.calls == self.kill_at and rank == self.kill_rank:
             for thread in threading.enumerate():  # the checkpoint writer (AsyncCheckpointer)
                 if thread.name.startswith("burnish-checkpoint"):
                     thread.join()
             os.kill(os.getpid(), signal.SIGKILL)
+        if self.calls == self.nan_at and rank == self.nan_rank:
+            item = self.forward_classification(batch)
+            item.loss = item.loss * float("nan")
+            return TrainOutput(self, bn.backward(item.loss), item)
         return super().train_step(batch)
 
 
@@ -90,9 +113,36 @@ class ModifyingMlp(Mlp):
         return TrainOutput(self, grads, item)
 
 
-def learner_run(args) -> torch.nn.Module:
+class RankJournal(TrainingListener):
+    """Writes the moments it was called at, and the loss and accuracy it got, at fit end."""
+
+    def __init__(self, path: Path, all_ranks: bool) -> None:
+        self.path, self.all_ranks = path, all_ranks
+        self.seen: dict[str, list] = {"iterations": [], "epochs": [], "checkpoints": []}
+
+    def on_iteration_end(self, event):
+        values = event.values
+        shown = None if values is None else {k: values[k] for k in ("Accuracy", "Loss")}
+        self.seen["iterations"].append([str(event.split), event.epoch, event.iteration, shown])
+
+    def on_epoch_end(self, event):
+        self.seen["epochs"].append(["train", event.epoch, list(event.values)])
+
+    def on_validation_end(self, event):
+        self.seen["epochs"].append(["valid", event.epoch, list(event.values)])
+
+    def on_checkpoint(self, event):
+        self.seen["checkpoints"].append(event.path.name)
+
+    def on_fit_end(self, event):
+        rank = os.environ.get("RANK", "0")
+        kind = "all" if self.all_ranks else "main"
+        (self.path / f"listener-{kind}-rank{rank}.json").write_text(json.dumps(self.seen))
+
+
+def learner_run(args):
     bn.seed(3)
-    model = CrashingMlp(args.crash_at, args.kill_at)
+    model = CrashingMlp(args.crash_at, args.kill_at, args.kill_rank, args.nan_at, args.nan_rank)
     optim = SgdConfig().init()
     if args.unused:
         grad_sync.BUCKET_BYTES = 1024  # several buckets, launched as gradients arrive
@@ -120,9 +170,20 @@ def learner_run(args) -> torch.nn.Module:
 
         rank = os.environ.get("RANK", "0")
         b = b.log_to(CsvLogger(Path(args.artifact_dir) / f"metrics-rank{rank}.csv")).log_every(3)
+    if args.listeners:
+        from burnish.train.metric import ThroughputMetric
+
+        artifacts = Path(args.artifact_dir)
+        b = b.with_listener(RankJournal(artifacts, all_ranks=False))
+        b = b.with_listener(RankJournal(artifacts, all_ranks=True))
+        b = b.metric_train_numeric(ThroughputMetric(flops_per_item=1e6, peak_flops=1e9))
+    if args.ema:
+        b = b.with_ema(0.9)
+    if args.on_non_finite:
+        b = b.on_non_finite(args.on_non_finite)
     learner = b.build(model, optim, 0.1)
     train, valid = loaders(batch_size=args.batch_size, train_items=256, valid_items=64)
-    return learner.fit(train, valid).model
+    return learner.fit(train, valid)
 
 
 def custom_loop(args) -> torch.nn.Module:
@@ -152,6 +213,7 @@ def main() -> None:
     parser.add_argument("--custom-loop", action="store_true")
     parser.add_argument("--crash-at", type=int, default=0)
     parser.add_argument("--kill-at", type=int, default=0)
+    parser.add_argument("--kill-rank", type=int, default=0)
     parser.add_argument("--checkpoint-every", type=int, default=0)
     parser.add_argument("--accumulate", type=int, default=0)
     parser.add_argument("--unused", action="store_true")
@@ -160,10 +222,20 @@ def main() -> None:
     parser.add_argument("--adam", action="store_true")
     parser.add_argument("--bf16", action="store_true")
     parser.add_argument("--csv", action="store_true")
+    parser.add_argument("--listeners", action="store_true")
+    parser.add_argument("--ema", action="store_true")
+    parser.add_argument("--on-non-finite", choices=["continue", "skip", "stop"])
+    parser.add_argument("--nan-at", type=int, default=0)
+    parser.add_argument("--nan-rank", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    model = custom_loop(args) if args.custom_loop else learner_run(args)
+    result = None if args.custom_loop else learner_run(args)
+    model = custom_loop(args) if result is None else result.model
     state = model.state_dict()
+    if result is not None and result.ema is not None:
+        state.update({f"ema.{k}": v for k, v in result.ema.state_dict().items()})
+    if result is not None:
+        print(f"stopped_non_finite={result.stopped_non_finite}", flush=True)
     if args.fsdp and dist.is_initialized():
         state = full_record(model)  # every rank takes part; rank 0 gets the whole model
     if int(os.environ.get("RANK", "0")) == 0:

@@ -10,7 +10,7 @@ from burnish.data.dataloader import DataLoaderBuilder
 from burnish.data.dataset import PartialDataset
 from burnish.data.dataset.vision import MnistDataset
 from burnish.nn.loss import CrossEntropyLossConfig
-from burnish.train import ClassificationOutput, LearnerBuilder, TrainOutput
+from burnish.train import ClassificationOutput, LearnerBuilder, TrainingListener, TrainOutput
 from burnish.train.metric import AccuracyMetric, LossMetric
 from burnish.train.renderer import CliMetricsRenderer
 
@@ -116,3 +116,35 @@ class HeldWrites:
 
         patch(AsyncCheckpointer, "submit", holding_submit)
         patch(AsyncCheckpointer, "finish", releasing_finish)
+
+
+class JournalListener(TrainingListener):
+    """A checkpointed listener: the journal of every iteration and epoch it was told of.
+
+    Its state is what it saw, so a run resumed after a crash must end with the journal of an
+    uninterrupted run (iterations redone after the checkpoint are seen once, with the state).
+    """
+
+    def __init__(self) -> None:
+        self.iterations: list[list] = []  # [split, epoch, iteration, step]
+        self.epochs: list[list] = []  # [split, epoch, {name: value}]
+        self.fit_starts = 0
+
+    def on_fit_start(self, event) -> None:
+        self.fit_starts += 1  # not in the record: one per process
+
+    def on_iteration_end(self, event) -> None:
+        self.iterations.append([str(event.split), event.epoch, event.iteration, event.step])
+
+    def on_epoch_end(self, event) -> None:
+        self.epochs.append(["train", event.epoch, dict(event.values)])
+
+    def on_validation_end(self, event) -> None:
+        self.epochs.append(["valid", event.epoch, dict(event.values)])
+
+    def to_record(self) -> dict:
+        return {"iterations": self.iterations, "epochs": self.epochs}
+
+    def load_record(self, record: dict) -> None:
+        self.iterations = [list(row) for row in record["iterations"]]
+        self.epochs = [list(row) for row in record["epochs"]]

@@ -182,6 +182,27 @@ def test_sigkill_then_resume_under_fp16_is_bit_identical(reference_fp16, tmp_pat
     assert killed >= 4, f"only {killed} of {len(kills)} kills landed before the run finished"
 
 
+@pytest.fixture(scope="module")
+def reference_ema(tmp_path_factory):
+    """One uninterrupted run keeping an average of the weights."""
+    directory = tmp_path_factory.mktemp("reference-ema")
+    out = directory / "final.pt"
+    assert run(directory / "artifacts", out, "--count-io", "--ema") == 0
+    io_calls = int(run.last_stdout.split("io-calls")[-1])
+    return directory / "artifacts", out, io_calls
+
+
+def test_sigkill_then_resume_continues_the_ema_bit_identically(reference_ema, tmp_path):
+    reference_dir, reference_out, io_calls = reference_ema
+    rng = random.Random(12)
+    kills: list = [["--kill-at-io", str(rng.randint(1, io_calls // 20))] for _ in range(5)]
+    kills.insert(2, rng.uniform(0.02, 0.15))
+    killed = resume_until_done(tmp_path / "artifacts", tmp_path / "final.pt", kills, "--ema")
+    assert any(key.startswith("ema.") for key in torch.load(reference_out)["model"])
+    assert_same_run(reference_dir, reference_out, tmp_path / "artifacts", tmp_path / "final.pt")
+    assert killed >= 4, f"only {killed} of {len(kills)} kills landed before the run finished"
+
+
 def start_and_wait_for_training(artifact_dir: Path, out: Path, *flags: str) -> subprocess.Popen:
     """Start the script and return once its renderer says training has begun."""
     command = [sys.executable, str(SCRIPT), str(artifact_dir), str(out), *flags]

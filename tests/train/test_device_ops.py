@@ -133,9 +133,11 @@ def test_the_device_ops_of_loss_and_accuracy_metrics_are_few_and_counted(tmp_pat
     iteration the loss adds one fused accumulation, the accuracy its own five operations and
     one; the first update of an epoch converts (2 metrics x 2 epochs); at each epoch's end
     every metric's `value()` divides its totals, and one `stack` reads that and every pending
-    value back."""
+    value back: the same `stack` that reads back the losses the non-finite watch looks at,
+    which the bare run has too."""
     bare = _classification_ops(tmp_path / "bare", [])
     counts = _classification_ops(tmp_path / "metrics", [LossMetric(), AccuracyMetric()])
+    assert bare["aten.stack.default"] == counts["aten.stack.default"] == 2
     counts.subtract(bare)
     iterations, first_updates = 32, 4
     assert +counts == {
@@ -145,6 +147,66 @@ def test_the_device_ops_of_loss_and_accuracy_metrics_are_few_and_counted(tmp_pat
         "aten._to_copy.default": iterations + first_updates,
         "aten.mean.default": iterations,
         "aten.mul.Tensor": iterations + first_updates,
-        "aten.stack.default": 2,  # the drain at each epoch's end
         "aten.div.Tensor": 2 * 2,  # the epoch values: sum / count per metric and epoch
     }
+
+
+class Blocks(torch.nn.Module):
+    """`blocks` Linear+LayerNorm blocks: 4 parameter tensors each, for per-tensor costs."""
+
+    def __init__(self, blocks: int) -> None:
+        super().__init__()
+        bn.seed(5)
+        layers = [m for _ in range(blocks) for m in (torch.nn.Linear(8, 8), torch.nn.LayerNorm(8))]
+        self.layers = torch.nn.Sequential(*layers, torch.nn.Linear(8, 2))
+
+    train_step = Regression.train_step
+    valid_step = Regression.valid_step
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.layers(x)
+
+
+def _learner_with(tmp_path, configure, blocks: int, iterations: int) -> collections.Counter[str]:
+    builder = (
+        LearnerBuilder(tmp_path / f"run-{blocks}-{iterations}")
+        .metric_train_numeric(LossMetric())
+        .renderer(NullRenderer())
+        .num_epochs(1)
+    )
+    learner = configure(builder).build(Blocks(blocks), AdamConfig().init(), 1e-3)
+    batches = _batches(iterations)
+    with DeviceOps() as ops:
+        learner.fit(batches, batches[:1])
+    return ops.counts
+
+
+def _added_per_iteration(tmp_path, configure, blocks: int) -> collections.Counter[str]:
+    """The operations per iteration `configure` adds to a plain run of the same model."""
+
+    def run(setting):
+        return _per_iteration(lambda n: _learner_with(tmp_path, setting, blocks, n), BATCHES)
+
+    added = run(configure)
+    added.subtract(run(lambda b: b))
+    return +added
+
+
+def test_the_ema_adds_one_multi_tensor_kernel_per_step_whatever_the_tensor_count(tmp_path):
+    for blocks in (2, 8):  # 13 and 37 parameter tensors
+        added = _added_per_iteration(tmp_path, lambda b: b.with_ema(0.99), blocks)
+        assert added == {"aten._foreach_lerp_.Scalar": BATCHES}, (blocks, added)
+
+
+def test_guarded_steps_add_kernels_that_do_not_grow_with_the_tensor_count(tmp_path):
+    """`"skip"`: one found-inf check over every gradient and its flag, Adam's fused kernel (with
+    its step counters on the device) for the foreach ones, the flag's count in the metric."""
+    counts = [
+        _added_per_iteration(tmp_path, lambda b: b.on_non_finite("skip"), blocks)
+        for blocks in (2, 8)
+    ]
+    assert counts[0] == counts[1], counts
+    added = counts[0]
+    assert added["aten._amp_foreach_non_finite_check_and_unscale_.default"] == BATCHES
+    assert added["aten._fused_adam_.default"] == BATCHES
+    assert sum(added.values()) <= 8 * BATCHES, added

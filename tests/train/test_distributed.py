@@ -14,13 +14,17 @@ SCRIPT = Path(__file__).with_name("distributed_run.py")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
-def torchrun(*args: str, nproc: int = 2, timeout: float = 240) -> subprocess.CompletedProcess:
+def torchrun(
+    *args: str, nproc: int = 2, timeout: float = 240, restarts: int = 0
+) -> subprocess.CompletedProcess:
     command = [
         sys.executable,
         "-m",
         "torch.distributed.run",
         "--standalone",
         f"--nproc_per_node={nproc}",
+        f"--max-restarts={restarts}",
+        "--monitor-interval=0.5",
         str(SCRIPT),
         *args,
     ]
@@ -138,6 +142,26 @@ def test_sigkill_mid_epoch_under_two_ranks_then_resume_is_bit_identical(tmp_path
             assert (resumed / relative).read_bytes() == (straight / relative).read_bytes()
 
 
+def test_elastic_restart_after_a_rank_is_killed_mid_epoch_is_bit_identical(tmp_path):
+    """torchrun --max-restarts=1: rank 1 SIGKILLed mid-epoch; the agent restarts the group,
+    which resumes from the newest committed checkpoint and ends as an uninterrupted run."""
+    straight = tmp_path / "straight"
+    check(torchrun(str(straight / "artifacts"), str(straight / "final.pt")))
+    elastic = tmp_path / "elastic"
+    flags = ("--checkpoint-every", "3", "--kill-at", "13", "--kill-rank", "1")
+    done = torchrun(str(elastic / "artifacts"), str(elastic / "final.pt"), *flags, restarts=1)
+    check(done)
+    log = (elastic / "artifacts" / "experiment.log").read_text()
+    # 8 iterations per epoch: the kill at step 13 is epoch 2, iteration 5; the newest
+    # committed checkpoint then was epoch 2, iteration 3.
+    assert "epoch-2-iteration-3" in log, log[-2000:]
+    assert_params_close(elastic / "final.pt", straight / "final.pt", atol=0)
+    for split in ("train", "valid"):
+        for epoch in (1, 2):
+            relative = f"artifacts/{split}/epoch-{epoch}/Loss.log"
+            assert (elastic / relative).read_bytes() == (straight / relative).read_bytes()
+
+
 @pytest.mark.parametrize("strategy", ["ddp", "fsdp"])
 def test_accumulation_under_two_ranks_equals_one_process(tmp_path, strategy):
     """DDP: accumulated iterations do not communicate, the optimizer step averages the sums.
@@ -229,3 +253,33 @@ def _leaves(record):
             yield from _leaves(value)
     else:
         yield record
+
+
+def test_two_ranks_keep_the_ema_of_one_process_on_the_concatenated_batches(tmp_path):
+    ema = ("--ema", "--on-non-finite", "skip")
+    check(
+        single(
+            str(tmp_path / "one" / "artifacts"),
+            str(tmp_path / "one.pt"),
+            "--batch-size",
+            "32",
+            *ema,
+        )
+    )
+    check(torchrun(str(tmp_path / "two" / "artifacts"), str(tmp_path / "two.pt"), *ema))
+    assert any(key.startswith("ema.") for key in torch.load(tmp_path / "one.pt"))
+    assert_params_close(tmp_path / "two.pt", tmp_path / "one.pt")
+
+
+def test_a_nan_on_one_rank_stops_every_rank_at_the_same_read_back(tmp_path):
+    artifacts = tmp_path / "artifacts"
+    flags = ("--on-non-finite", "stop", "--nan-at", "5", "--nan-rank", "1")
+    result = torchrun(str(artifacts), str(tmp_path / "final.pt"), "--checkpoint-every", "3", *flags)
+    check(result)
+    assert result.stdout.count("stopped_non_finite=True") == 2  # both ranks ended, none hung
+    said = result.stderr  # rank 0's renderer (the loss is averaged over the ranks: NaN)
+    assert said.count("Non-finite loss (nan) at epoch 1, iteration 5.") == 1
+    assert "The last committed checkpoint" in said and "epoch-1-iteration-3" in said
+    committed = sorted(p.name for p in (artifacts / "checkpoint").iterdir())
+    assert committed == ["epoch-1-iteration-3"]
+    assert all(torch.isfinite(t).all() for t in torch.load(tmp_path / "final.pt").values())

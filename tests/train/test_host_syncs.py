@@ -27,9 +27,10 @@ from burnish.record import DefaultRecorder
 from burnish.train import LearnerBuilder
 from burnish.train.checkpoint.learning import LearningCheckpointer
 from burnish.train.logger import CsvLogger
+from burnish.train.metric import ThroughputMetric
 from burnish.train.processor import MetricsProcessor
 
-from tests.train.helpers import Mlp, builder, loaders
+from tests.train.helpers import JournalListener, Mlp, builder, loaders
 
 SYNCING_METHODS = ("item", "tolist", "cpu", "numpy", "__bool__", "__float__", "__int__")
 
@@ -139,6 +140,16 @@ CASES = {
     "bf16": lambda b: b.mixed_precision("bf16"),
     "accumulation+checkpoints": lambda b: b.grads_accumulation(2).checkpoint_every(3),
     "trackers": lambda b: b.log_to(CsvLogger()).log_every(2),
+    "listeners+throughput": lambda b: (
+        b.with_listener(JournalListener())
+        .metric_train_numeric(ThroughputMetric(flops_per_item=1e6, peak_flops=1e12))
+        .checkpoint_every(3)
+    ),
+    "ema": lambda b: b.with_ema(0.9, warmup=True, validate="both"),
+    "skip": lambda b: b.on_non_finite("skip"),
+    "stop+checkpoints": lambda b: b.on_non_finite("stop").checkpoint_every(3),
+    "ema+skip+bf16": lambda b: b.with_ema(0.9).on_non_finite("skip").mixed_precision("bf16"),
+    "ema+skip+fp16": lambda b: b.with_ema(0.9).on_non_finite("skip").mixed_precision("fp16"),
 }
 
 
@@ -177,16 +188,23 @@ def test_the_counter_catches_a_sync_in_the_iteration(tmp_path, install_counter):
     assert len(counter.calls) == 2 and all(c.startswith("__bool__") for c in counter.calls)
 
 
+CUDA_CASES = {
+    "fp32": lambda b: b,
+    "fp16": lambda b: b.mixed_precision("fp16"),
+    "bf16": lambda b: b.mixed_precision("bf16"),
+    "ema+skip": lambda b: b.with_ema(0.99, validate="both").on_non_finite("skip"),
+    "ema+stop+fp16": lambda b: b.with_ema(0.99).on_non_finite("stop").mixed_precision("fp16"),
+}
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-@pytest.mark.parametrize("precision", [None, "fp16", "bf16"])
-def test_cuda_epoch_under_sync_debug_mode_error(tmp_path, precision):
+@pytest.mark.parametrize("case", list(CUDA_CASES))
+def test_cuda_epoch_under_sync_debug_mode_error(tmp_path, case):
     """The batches come from workers (pinned memory, non_blocking copies); reading metrics
     back in the processor's drain and checkpoints are the only syncs, so they run with the
     debug mode off."""
     bn.seed(2)
-    b: LearnerBuilder = builder(tmp_path, epochs=1).devices(["cuda"])
-    if precision is not None:
-        b = b.mixed_precision(precision)
+    b: LearnerBuilder = CUDA_CASES[case](builder(tmp_path, epochs=1).devices(["cuda"]))
     model = Mlp().to("cuda")  # before the debug mode: a copy from pageable memory waits
     learner = b.build(model, AdamConfig().init(), 1e-3)
     data = loaders(batch_size=64, train_items=640, valid_items=128, workers=1)

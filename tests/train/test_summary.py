@@ -116,5 +116,5 @@ def test_min_takes_the_first_tie_max_the_last_and_nan_is_highest():
 def test_missing_directories_are_reported(tmp_path):
     with pytest.raises(FileNotFoundError, match="Artifact directory does not exist"):
         LearnerSummary.from_dir(tmp_path / "nope", ["Loss"])
-    with pytest.raises(FileNotFoundError, match="No training or validation artifacts found"):
+    with pytest.raises(FileNotFoundError, match="No training, validation or test artifacts found"):
         LearnerSummary.from_dir(tmp_path, ["Loss"])

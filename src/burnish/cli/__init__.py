@@ -1,7 +1,7 @@
 """The `burnish` command line: look at runs and records without writing code.
 
-    burnish summary DIR                   # the LearnerSummary of a run, from its logs
-    burnish report DIR [-o FILE]          # one self-contained HTML page: curves, tables, config
+    burnish summary DIR [DIR ...]         # the LearnerSummary of a run; several side by side
+    burnish report DIR [DIR ...] [-o FILE]  # one self-contained HTML page: a run, or a comparison
     burnish inspect FILE                  # a record's metadata, tensors and model summary
     burnish convert IN OUT --to FORMAT    # re-save a record in another format or precision
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import datetime
-import math
 from html import escape
 from typing import Any, cast
 
-from burnish import __version__
 from burnish.cli.base import format_bytes
+from burnish.cli.html import document, number, table
 from burnish.cli.report import SPLITS, MetricCurves, RunReport
 from burnish.cli.svg import Series, line_chart
 
@@ -16,33 +14,10 @@ __all__ = ["render_page"]
 
 COLORS = {"train": "#1f77b4", "valid": "#e8590c"}
 
-_STYLE = """
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #222;
-       margin: 0 auto; max-width: 1200px; padding: 24px; background: #fafafa; }
-h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 10px;
-     border-bottom: 1px solid #ddd; padding-bottom: 4px; } h3 { font-size: 15px; margin: 0 0 6px; }
-.meta { color: #666; margin: 0; }
-.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(580px, 1fr)); gap: 16px; }
-.card { background: #fff; border: 1px solid #e3e3e3; border-radius: 6px; padding: 12px; }
-.chart { max-width: 100%; height: auto; display: block; }
-.chart .tick { font: 11px sans-serif; fill: #555; }
-.chart .axis { font: 12px sans-serif; fill: #333; }
-.chart .legend { font: 12px sans-serif; fill: #222; }
-.last { color: #555; font-size: 13px; margin: 6px 0 0; }
-table { border-collapse: collapse; background: #fff; } th, td { border: 1px solid #ddd;
-        padding: 4px 10px; text-align: left; } th { background: #f0f0f0; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-pre { background: #fff; border: 1px solid #e3e3e3; border-radius: 6px; padding: 12px;
-      overflow-x: auto; font-size: 13px; }
-.note { color: #777; font-style: italic; }
-footer { color: #888; font-size: 12px; margin-top: 32px; }
-"""
-
 
 def render_page(report: RunReport) -> str:
     """The whole page for `report`."""
     name = report.directory.resolve().name or str(report.directory)
-    now = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     sections = [
         _metrics(report),
         _summary(report.summary),
@@ -51,17 +26,12 @@ def render_page(report: RunReport) -> str:
         _checkpoints(report),
         _files(report.files),
     ]
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>burnish report: {escape(name)}</title><style>{_STYLE}</style></head><body>"
+    return document(
+        f"burnish report: {name}",
         f"<h1>Run report: {escape(name)}</h1>"
         f'<p class="meta">{escape(str(report.directory.resolve()))} · '
         f"{report.summary.epochs} epoch{'s' if report.summary.epochs != 1 else ''} logged</p>"
-        + "".join(sections)
-        + f"<footer>Written by burnish {escape(__version__)} on {escape(now)}. "
-        "This page is self-contained: no scripts, nothing loaded from the network.</footer>"
-        "</body></html>\n"
+        + "".join(sections),
     )
 
 
@@ -88,7 +58,7 @@ def _metric_card(curves: MetricCurves, epochs: int) -> str:
     ]
     chart = line_chart(series, float(epochs), x_label="epoch", title=curves.name)
     last = " · ".join(
-        f"{split} {_number(curves.means[split][-1][1])} (epoch {curves.means[split][-1][0]})"
+        f"{split} {number(curves.means[split][-1][1])} (epoch {curves.means[split][-1][0]})"
         for split in SPLITS
         if curves.means[split]
     )
@@ -100,15 +70,19 @@ def _metric_card(curves: MetricCurves, epochs: int) -> str:
 
 def _summary(summary: Any) -> str:
     rows = []
-    for split, metrics in (("Train", summary.metrics.train), ("Valid", summary.metrics.valid)):
+    tests = [(f"Test ({tag})", m) for tag, m in sorted(summary.metrics.test.items())]
+    splits = [("Train", summary.metrics.train), ("Valid", summary.metrics.valid), *tests]
+    for split, metrics in splits:
         for metric in metrics:
             low, high, last = metric.min, metric.max, metric.entries[-1]
+            # An evaluation (test split) has one value and no epoch.
+            steps = ("-", "-") if split.startswith("Test") else (str(low.step), str(high.step))
             rows.append(
-                [escape(split), escape(metric.name), _number(low.value), str(low.step),
-                 _number(high.value), str(high.step), _number(last.value)]
+                [escape(split), escape(metric.name), number(low.value), steps[0],
+                 number(high.value), steps[1], number(last.value)]
             )  # fmt: skip
     header = ["Split", "Metric", "Min.", "Epoch", "Max.", "Epoch", "Last"]
-    return "<h2>Learner summary</h2>" + _table(header, rows, numeric={2, 3, 4, 5, 6})
+    return "<h2>Learner summary</h2>" + table(header, rows, numeric={2, 3, 4, 5, 6})
 
 
 def _model(report: RunReport) -> str:
@@ -139,29 +113,9 @@ def _checkpoints(report: RunReport) -> str:
         for c in report.checkpoints
     ]  # fmt: skip
     header = ["Checkpoint", "Epoch", "Iteration", "Size", "Committed"]
-    return "<h2>Checkpoints</h2>" + _table(header, rows, numeric={1, 2, 3})
+    return "<h2>Checkpoints</h2>" + table(header, rows, numeric={1, 2, 3})
 
 
 def _files(files: list[tuple[str, int]]) -> str:
     rows = [[escape(name), format_bytes(size)] for name, size in files]
-    return "<h2>Files</h2>" + _table(["File", "Size"], rows, numeric={1})
-
-
-def _table(header: list[str], rows: list[list[str]], numeric: set[int]) -> str:
-    head = "".join(f"<th>{escape(cell)}</th>" for cell in header)
-    body = "".join(
-        "<tr>"
-        + "".join(
-            f'<td class="num">{cell}</td>' if i in numeric else f"<td>{cell}</td>"
-            for i, cell in enumerate(row)
-        )
-        + "</tr>"
-        for row in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _number(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    return f"{value:.4g}" if abs(value) < 1e5 else f"{value:.3e}"
+    return "<h2>Files</h2>" + table(["File", "Size"], rows, numeric={1})

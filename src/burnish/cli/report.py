@@ -1,8 +1,11 @@
-"""`burnish report DIR [-o FILE]`: one self-contained HTML page about a run.
+"""`burnish report DIR [DIR ...] [-o FILE]`: one self-contained HTML page about a run, or
+comparing several.
 
 What a run's artifact directory holds is gathered here (`collect_run`): per metric its epoch
 means and every iteration's value for both splits, the learner summary, `config.json`, the
 checkpoints, the files, and the model's summary from its newest record. `cli.page` renders it.
+Several directories make a comparison instead: `cli.compare` gathers the runs and
+`cli.compare_page` renders them.
 """
 
 from __future__ import annotations
@@ -18,46 +21,82 @@ from burnish.cli.inspect import read_record
 from burnish.cli.summary import learner_summary
 from burnish.io import atomic_write_bytes
 
-__all__ = ["Checkpoint", "MetricCurves", "RunReport", "add_parser", "collect_run", "run"]
+__all__ = [
+    "COMPARISON_FILE",
+    "Checkpoint",
+    "MetricCurves",
+    "RunReport",
+    "add_parser",
+    "collect_run",
+    "metric_curves",
+    "read_config",
+    "run",
+]
 
 SPLITS = ("train", "valid")
+#: Where a comparison of several runs is written without `-o` (in the current directory).
+COMPARISON_FILE = "comparison.html"
 
 
 def add_parser(commands: Any) -> None:
     """Add the `report` subcommand to `commands` (the parser's subparsers)."""
     parser = commands.add_parser(
         "report",
-        help="one self-contained HTML page about a run",
+        help="one self-contained HTML page about a run, or comparing several",
         description="Write one HTML page about a run: train and valid curves of every metric, "
-        "the learner summary, the config, the model and the checkpoints. It needs no network "
-        "and no scripts to view.",
+        "the learner summary, the config, the model and the checkpoints. With several runs, "
+        "one page comparing them: their curves overlaid (one colour per run), their final and "
+        "best values side by side and how their configs differ. It needs no network and no "
+        "scripts to view.",
     )
-    parser.add_argument("directory", metavar="DIR", help="the run's artifact directory")
     parser.add_argument(
-        "-o", "--output", metavar="FILE", help="where to write the page (default DIR/report.html)"
+        "directories", metavar="DIR", nargs="+", help="a run's artifact directory (one or more)"
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help=f"where to write the page (default DIR/report.html; for several runs, "
+        f"{COMPARISON_FILE} in the current directory)",
     )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write the HTML report of the run `args.directory` to `args.output` (or `DIR/report.html`).
+    """Write the HTML report of the run `args.directories[0]` to `args.output` (or
+    `DIR/report.html`); of several runs, their comparison (default `COMPARISON_FILE`).
 
     Returns:
         0, the exit status.
 
     Raises:
-        CommandError: if the output is a directory, or `DIR` is missing or holds no metric logs.
+        CommandError: if the output is a directory, a `DIR` is missing or holds no metric
+            logs, or a run is given twice.
     """
-    from burnish.cli.page import render_page
-
-    directory = Path(args.directory)
-    output = Path(args.output) if args.output else directory / "report.html"
+    directories = [Path(directory) for directory in args.directories]
+    if len(directories) == 1:
+        default = directories[0] / "report.html"
+    else:
+        default = Path(COMPARISON_FILE)
+    output = Path(args.output) if args.output else default
     if output.is_dir():
-        raise CommandError(f"{output} is a directory; pass a file name, e.g. {output}/report.html.")
-    report = collect_run(directory, leave_out=output)
-    atomic_write_bytes(output, render_page(report).encode("utf-8"))
+        raise CommandError(
+            f"{output} is a directory; pass a file name, e.g. {output / default.name}."
+        )
+    atomic_write_bytes(output, _page(directories, output).encode("utf-8"))
     print(f"Wrote {output} ({format_bytes(output.stat().st_size)})")
     return 0
+
+
+def _page(directories: list[Path], output: Path) -> str:
+    if len(directories) == 1:
+        from burnish.cli.page import render_page
+
+        return render_page(collect_run(directories[0], leave_out=output))
+    from burnish.cli.compare import collect_runs
+    from burnish.cli.compare_page import render_comparison
+
+    return render_comparison(collect_runs(directories))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,12 +144,11 @@ def collect_run(directory: Path, leave_out: Path | None = None) -> RunReport:
         CommandError: if `directory` is missing or holds no metric logs.
     """
     summary = learner_summary(directory)
-    names = sorted({m.name for m in summary.metrics.train + summary.metrics.valid})
     model, model_source = _model_summary(directory)
     return RunReport(
         directory=directory,
         summary=summary,
-        curves=[_curves(directory, summary, name) for name in names],
+        curves=metric_curves(directory, summary),
         config=_config(directory),
         checkpoints=_checkpoints(directory / "checkpoint"),
         files=sorted(
@@ -121,6 +159,13 @@ def collect_run(directory: Path, leave_out: Path | None = None) -> RunReport:
         model=model,
         model_source=model_source,
     )
+
+
+def metric_curves(directory: Path, summary: Any) -> list[MetricCurves]:
+    """The curves of every metric of the train and valid splits of `summary` (the run's
+    `LearnerSummary`), by name."""
+    names = sorted({m.name for m in summary.metrics.train + summary.metrics.valid})
+    return [_curves(directory, summary, name) for name in names]
 
 
 def _curves(directory: Path, summary: Any, name: str) -> MetricCurves:
@@ -155,8 +200,21 @@ def _config(directory: Path) -> str | None:
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
+
+
+def read_config(directory: Path) -> tuple[Any, str | None]:
+    """`directory/config.json` parsed, and None; or None and why it cannot be (no such file,
+    not JSON)."""
+    path = directory / "config.json"
+    if not path.is_file():
+        return None, "no config.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8", errors="replace")), None
+    except (ValueError, RecursionError) as error:
+        reason = "nested too deeply" if isinstance(error, RecursionError) else error
+        return None, f"config.json is not valid JSON ({reason})"
 
 
 def _checkpoints(directory: Path) -> list[Checkpoint]:

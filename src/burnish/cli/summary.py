@@ -1,40 +1,110 @@
-"""`burnish summary DIR`: the LearnerSummary of a finished or interrupted run, from its logs."""
+"""`burnish summary DIR [DIR ...]`: the LearnerSummary of a finished or interrupted run, from its
+logs; of several runs, one table of each metric's final and best value in every run."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from burnish.cli.base import CommandError
 
-__all__ = ["add_parser", "learner_summary", "run"]
+if TYPE_CHECKING:
+    from burnish.cli.compare import ComparedRun
+
+__all__ = ["add_parser", "comparison_text", "learner_summary", "run"]
 
 
 def add_parser(commands: Any) -> None:
     """Add the `summary` subcommand to `commands` (the parser's subparsers)."""
     parser = commands.add_parser(
         "summary",
-        help="the learner summary of a run, from its logs",
+        help="the learner summary of a run, from its logs; several runs side by side",
         description="Print the min and max epoch value of every metric of a run (Burn's "
-        "learner summary), read from <DIR>/train and <DIR>/valid: works for finished and "
-        "interrupted runs.",
+        "learner summary), read from <DIR>/train, <DIR>/valid and <DIR>/test: works for "
+        "finished and interrupted runs. With several runs, one table of each metric's final "
+        "and best value in every run.",
     )
-    parser.add_argument("directory", metavar="DIR", help="the run's artifact directory")
+    parser.add_argument(
+        "directories", metavar="DIR", nargs="+", help="a run's artifact directory (one or more)"
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the learner summary of the run `args.directory`, read from its metric logs.
+    """Print the learner summary of the run `args.directories[0]`, read from its metric logs;
+    of several runs, their comparison (`comparison_text`).
 
     Returns:
         0, the exit status.
 
     Raises:
-        CommandError: if the directory is missing, not a directory, or holds no metric logs.
+        CommandError: if a directory is missing, not a directory, or holds no metric logs, or
+            a run is given twice.
     """
-    print(learner_summary(Path(args.directory)), end="")
+    directories = [Path(directory) for directory in args.directories]
+    if len(directories) == 1:
+        print(learner_summary(directories[0]), end="")
+        return 0
+    from burnish.cli.compare import collect_runs
+
+    print(comparison_text(collect_runs(directories)), end="")
     return 0
+
+
+def comparison_text(runs: Sequence[ComparedRun]) -> str:
+    """Several runs as text: the runs, then one row per metric, split and run.
+
+    Example:
+        ======================== Run Comparison ========================
+        Runs: 2
+          lr-0.01  artifacts/lr-0.01  (3 epochs)
+          lr-0.1   artifacts/lr-0.1  (2 epochs)
+
+
+        | Split | Metric   | Best is | Run     | Final   | Epoch | Best    | Epoch |
+        |-------|----------|---------|---------|---------|-------|---------|-------|
+        | Train | Accuracy | higher  | lr-0.01 | 91.25   | 3     | 91.25   | 3     |
+        | Train | Accuracy | higher  | lr-0.1  | 88.5    | 2     | 89      | 1     |
+        ...
+    """
+    from burnish.cli.compare import comparison_rows
+    from burnish.cli.html import number
+
+    width = max(len(_printable(run.name)) for run in runs)
+    text = f"{'=' * 24} Run Comparison {'=' * 24}\nRuns: {len(runs)}\n"
+    for run in runs:
+        epochs = f"{run.summary.epochs} epoch{'s' if run.summary.epochs != 1 else ''}"
+        text += f"  {_printable(run.name):<{width}}  {_printable(str(run.directory))}  ({epochs})\n"
+    header = ["Split", "Metric", "Best is", "Run", "Final", "Epoch", "Best", "Epoch"]
+    rows = []
+    for row in comparison_rows(runs):
+        direction = "lower" if row.lower_is_better else "higher"
+        for run, outcome in zip(runs, row.outcomes):
+            cells = [row.split, row.metric, direction, run.name]
+            if outcome is None:
+                cells += ["missing", "-", "-", "-"]
+            else:
+                cells += [number(outcome.final), _epoch(outcome.final_epoch),
+                          number(outcome.best), _epoch(outcome.best_epoch)]  # fmt: skip
+            rows.append([_printable(cell) for cell in cells])
+    widths = [max(len(cells[i]) for cells in [header, *rows]) for i in range(len(header))]
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|\n"
+    lines = [
+        "| " + " | ".join(cell.ljust(w) for cell, w in zip(cells, widths)) + " |\n"
+        for cells in [header, *rows]
+    ]
+    return text + "\n\n" + lines[0] + rule + "".join(lines[1:])
+
+
+def _epoch(epoch: int | None) -> str:
+    return "-" if epoch is None else str(epoch)
+
+
+def _printable(text: str) -> str:
+    """`text` on one line of a table: control characters as `?`, `|` escaped."""
+    return "".join(c if c.isprintable() else "?" for c in text).replace("|", "\\|")
 
 
 def learner_summary(directory: Path) -> Any:
@@ -56,9 +126,10 @@ def learner_summary(directory: Path) -> Any:
         summary = LearnerSummary.from_dir(directory)
     except FileNotFoundError as error:
         raise CommandError(str(error)) from None
-    if not summary.metrics.train and not summary.metrics.valid:
+    if not summary.metrics.train and not summary.metrics.valid and not summary.metrics.test:
         raise CommandError(
-            f"{directory} has no numeric metric logs (expected `train/epoch-N/<Metric>.log` or "
-            "`valid/...`): the run logged nothing yet, or this is not a run's directory."
+            f"{directory} has no numeric metric logs (expected `train/epoch-N/<Metric>.log`, "
+            "`valid/...` or an evaluation's `test/<name>/<Metric>.log`): the run logged "
+            "nothing yet, or this is not a run's directory."
         )
     return summary

@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import sys
+import unicodedata
 from html import escape
 
-__all__ = ["Series", "downsample", "line_chart", "nice_ticks"]
+__all__ = ["Series", "downsample", "legend_label", "line_chart", "nice_ticks", "text_width"]
 
 _WIDTH, _HEIGHT = 560, 300
 _LEFT, _RIGHT, _TOP, _BOTTOM = 64, 16, 30, 44
+_LEGEND_ROW = 18  # the height of a row of the legend
+_LEGEND_LABEL = 420  # the widest label shown whole, in pixels (see `text_width`)
+# Characters XML does not allow (control characters): shown as U+FFFD.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,24 +44,29 @@ def line_chart(series: list[Series], x_max: float, *, x_label: str, title: str) 
     """An `<svg>` element plotting `series` over `x` in `[0, x_max]`.
 
     Total over any values: points with a non-finite coordinate are left out, a chart with no
-    finite value says so instead of plotting, and a constant series gets a padded axis.
+    finite value says so instead of plotting, and a constant series gets a padded axis. The
+    legend wraps onto as many rows as the labels need (the chart grows taller, the plot keeps
+    its size); a label too long for a row is shortened with an ellipsis.
     """
+    legend, rows = _legend(series)
+    extra = _LEGEND_ROW * (rows - 1)
+    height = _HEIGHT + extra
     values = [y for s in series for x, y in s.points + s.detail if _finite(x, y)]
     parts = [
-        f'<svg class="chart" viewBox="0 0 {_WIDTH} {_HEIGHT}" width="{_WIDTH}" '
-        f'height="{_HEIGHT}" role="img" aria-label="{escape(title)}">',
-        f'<rect x="0" y="0" width="{_WIDTH}" height="{_HEIGHT}" fill="#ffffff"/>',
+        f'<svg class="chart" viewBox="0 0 {_WIDTH} {height}" width="{_WIDTH}" '
+        f'height="{height}" role="img" aria-label="{_xml(title)}">',
+        f'<rect x="0" y="0" width="{_WIDTH}" height="{height}" fill="#ffffff"/>',
     ]
     if not values:
         parts.append(
-            f'<text x="{_WIDTH / 2}" y="{_HEIGHT / 2}" text-anchor="middle" fill="#666">'
-            "no finite values</text></svg>"
+            f'<text x="{_WIDTH / 2}" y="{height / 2}" text-anchor="middle" fill="#666">'
+            "no finite values</text>"
         )
-        return "".join(parts)
+        return "".join([*parts, *legend, "</svg>"])
     x_high = x_max if math.isfinite(x_max) and x_max > 1.0 else 1.0
     y_ticks = nice_ticks(min(values), max(values))
     x_ticks = [t for t in nice_ticks(0.0, x_high, integers=True) if t <= x_high or t == 0]
-    frame = _Frame(0.0, max(x_ticks[-1], x_high), y_ticks[0], y_ticks[-1])
+    frame = _Frame(0.0, max(x_ticks[-1], x_high), y_ticks[0], y_ticks[-1], _TOP + extra)
     parts += _axes(frame, x_ticks, y_ticks, x_label)
     for s in series:
         detail = [(x, y) for x, y in downsample(s.detail) if _finite(x, y)]
@@ -68,7 +79,7 @@ def line_chart(series: list[Series], x_max: float, *, x_label: str, title: str) 
             f'<circle cx="{frame.x(x):.1f}" cy="{frame.y(y):.1f}" r="3.5" fill="{s.color}"/>'
             for x, y in points
         ]
-    parts += _legend(series)
+    parts += legend
     parts.append("</svg>")
     return "".join(parts)
 
@@ -146,13 +157,18 @@ class _Frame:
     x_high: float
     y_low: float
     y_high: float
+    top: float = _TOP  # the plot's top edge (lower when the legend takes several rows)
 
     def x(self, value: float) -> float:
         return _LEFT + _fraction(value, self.x_low, self.x_high) * (_WIDTH - _LEFT - _RIGHT)
 
     def y(self, value: float) -> float:
         span = _HEIGHT - _TOP - _BOTTOM
-        return _TOP + (1 - _fraction(value, self.y_low, self.y_high)) * span
+        return self.top + (1 - _fraction(value, self.y_low, self.y_high)) * span
+
+    @property
+    def bottom(self) -> float:
+        return self.top + _HEIGHT - _TOP - _BOTTOM
 
 
 def _fraction(value: float, low: float, high: float) -> float:
@@ -161,7 +177,7 @@ def _fraction(value: float, low: float, high: float) -> float:
 
 
 def _axes(frame: _Frame, x_ticks: list[float], y_ticks: list[float], x_label: str) -> list[str]:
-    left, right, top, bottom = _LEFT, _WIDTH - _RIGHT, _TOP, _HEIGHT - _BOTTOM
+    left, right, top, bottom = _LEFT, _WIDTH - _RIGHT, frame.top, frame.bottom
     parts = []
     for tick, label in zip(y_ticks, _tick_labels(y_ticks)):
         y = frame.y(tick)
@@ -180,23 +196,68 @@ def _axes(frame: _Frame, x_ticks: list[float], y_ticks: list[float], x_label: st
         'stroke="#888"/>'
     )
     parts.append(
-        f'<text x="{(left + right) / 2}" y="{_HEIGHT - 8}" text-anchor="middle" class="axis">'
-        f"{escape(x_label)}</text>"
+        f'<text x="{(left + right) / 2}" y="{bottom + _BOTTOM - 8}" text-anchor="middle" '
+        'class="axis">'
+        f"{_xml(x_label)}</text>"
     )
     return parts
 
 
-def _legend(series: list[Series]) -> list[str]:
+def _legend(series: list[Series]) -> tuple[list[str], int]:
+    """The legend's SVG parts and its number of rows: entries laid out from the right edge,
+    in order, wrapping onto a new row when the row is full."""
+    labels = [legend_label(s.label) for s in series]
+    widths = [28 + text_width(label) for label in labels]
+    rows: list[list[int]] = [[]]
+    for index, width in enumerate(widths):
+        used = sum(widths[i] for i in rows[-1])
+        if rows[-1] and used + width > _WIDTH - _RIGHT - 8:
+            rows.append([])
+        rows[-1].append(index)
     parts = []
-    x = _WIDTH - _RIGHT
-    for s in reversed(series):
-        width = 28 + 7 * len(s.label)
-        x -= width
-        parts.append(
-            f'<line x1="{x}" y1="14" x2="{x + 18}" y2="14" stroke="{s.color}" stroke-width="3"/>'
-            f'<text x="{x + 22}" y="18" class="legend">{escape(s.label)}</text>'
-        )
-    return parts
+    for row, indices in enumerate(rows):
+        x = _WIDTH - _RIGHT - sum(widths[i] for i in indices)
+        y = 14 + _LEGEND_ROW * row
+        for index in indices:
+            parts.append(
+                f'<line x1="{x}" y1="{y}" x2="{x + 18}" y2="{y}" stroke="{series[index].color}" '
+                f'stroke-width="3"/><text x="{x + 22}" y="{y + 4}" class="legend">'
+                f"{_xml(labels[index])}</text>"
+            )
+            x += widths[index]
+    return parts, len(rows)
+
+
+def legend_label(label: str) -> str:
+    """`label` as the legend shows it, on one line (control characters as U+FFFD): whole, or
+    its start and end around an ellipsis when wider than `_LEGEND_LABEL` pixels."""
+    label = "".join("\ufffd" if unicodedata.category(c) == "Cc" else c for c in label)
+    if text_width(label) <= _LEGEND_LABEL:
+        return label
+    budget = (_LEGEND_LABEL - text_width("…")) // 2
+    head, tail = _fitting(label, budget), _fitting(label[::-1], budget)[::-1]
+    return head + "…" + tail
+
+
+def text_width(text: str) -> int:
+    """About how many pixels wide `text` is in the legend's 12px font: 7 a character, 14 for
+    the wide ones (CJK, most emoji)."""
+    return sum(14 if unicodedata.east_asian_width(c) in "WF" else 7 for c in text)
+
+
+def _fitting(text: str, budget: int) -> str:
+    """The longest start of `text` at most `budget` pixels wide."""
+    used = 0
+    for index, character in enumerate(text):
+        used += text_width(character)
+        if used > budget:
+            return text[:index]
+    return text
+
+
+def _xml(text: str) -> str:
+    """`text` escaped for XML, characters XML does not allow replaced."""
+    return escape(_NOT_XML.sub("\ufffd", text))
 
 
 def _polyline(

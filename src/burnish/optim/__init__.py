@@ -15,6 +15,7 @@ from burnish.optim.grad_accum import GradientsAccumulator
 from burnish.optim.grad_scaler import GradScaler
 from burnish.optim.grads import Gradients, backward, grad
 from burnish.optim.momentum import MomentumConfig
+from burnish.optim.non_finite import NonFiniteGuard
 from burnish.optim.params import GradientsParams, ParamId
 from burnish.optim.rmsprop import RmsProp, RmsPropConfig
 from burnish.optim.sgd import Sgd, SgdConfig
@@ -32,6 +33,7 @@ __all__ = [
     "GradientsAccumulator",
     "GradientsParams",
     "MomentumConfig",
+    "NonFiniteGuard",
     "Optimizer",
     "ParamId",
     "RmsProp",

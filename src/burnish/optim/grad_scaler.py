@@ -166,6 +166,12 @@ class GradScaler:
 
     # -- state -------------------------------------------------------------------------------
 
+    @property
+    def found_inf(self) -> Tensor:
+        """The device flag of the steps since the last `update`: 1.0 if one was skipped for an
+        inf/NaN gradient (the tensor itself, zeroed in place by `update`: clone it to keep)."""
+        return self._found_inf
+
     def get_scale(self) -> Tensor:
         """The current scale, a 1-element float32 tensor on the scaler's device (a copy)."""
         return self._scale.clone()

@@ -1,4 +1,5 @@
-"""Burn's training system: `LearnerBuilder`, `Learner`, train/valid steps and their outputs.
+"""Burn's training system: `LearnerBuilder` and `SupervisedTraining`, `Learner`, `Evaluator`,
+train/valid steps and their outputs, and `TrainingListener`s with their events.
 
 See README.md in this folder for the loop's event order and how its parts meet.
 """
@@ -22,8 +23,19 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time, imported o
         MetricEarlyStoppingStrategy,
         StoppingCondition,
     )
+    from burnish.train.evaluator import EvaluationResult, Evaluator, EvaluatorBuilder
     from burnish.train.interrupter import Interrupter
     from burnish.train.learner import Learner
+    from burnish.train.listener import (
+        CheckpointEvent,
+        EpochEndEvent,
+        FitEndEvent,
+        FitStartEvent,
+        IterationEndEvent,
+        ListenerEvent,
+        TrainingListener,
+        ValidationEndEvent,
+    )
     from burnish.train.metric.store import Aggregate, Direction, MetricStore
     from burnish.train.output import (
         ClassificationOutput,
@@ -34,24 +46,35 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time, imported o
     )
     from burnish.train.result import TrainingResult
     from burnish.train.split import Split
-    from burnish.train.step import TrainStep, ValidStep
+    from burnish.train.step import InferenceStep, TrainStep, ValidStep
     from burnish.train.summary import LearnerSummary
+    from burnish.train.supervised import SupervisedTraining
 
 # name -> defining module, imported on first access (PEP 562) so that importing one part of
 # burnish.train (a metric, a renderer) does not import the whole learner.
 _LAZY = {
     "Aggregate": "burnish.train.metric.store",
+    "CheckpointEvent": "burnish.train.listener",
     "CheckpointingAction": "burnish.train.checkpoint",
     "CheckpointingStrategy": "burnish.train.checkpoint",
     "ClassificationOutput": "burnish.train.output",
     "ComposedCheckpointingStrategy": "burnish.train.checkpoint",
     "Direction": "burnish.train.metric.store",
     "EarlyStoppingStrategy": "burnish.train.early_stopping",
+    "EpochEndEvent": "burnish.train.listener",
+    "EvaluationResult": "burnish.train.evaluator",
+    "Evaluator": "burnish.train.evaluator",
+    "EvaluatorBuilder": "burnish.train.evaluator",
+    "FitEndEvent": "burnish.train.listener",
+    "FitStartEvent": "burnish.train.listener",
+    "InferenceStep": "burnish.train.step",
     "Interrupter": "burnish.train.interrupter",
+    "IterationEndEvent": "burnish.train.listener",
     "KeepLastNCheckpoints": "burnish.train.checkpoint",
     "Learner": "burnish.train.learner",
     "LearnerBuilder": "burnish.train.builder",
     "LearnerSummary": "burnish.train.summary",
+    "ListenerEvent": "burnish.train.listener",
     "MetricCheckpointingStrategy": "burnish.train.checkpoint",
     "MetricEarlyStoppingStrategy": "burnish.train.early_stopping",
     "MetricStore": "burnish.train.metric.store",
@@ -60,25 +83,38 @@ _LAZY = {
     "SequenceOutput": "burnish.train.output",
     "Split": "burnish.train.split",
     "StoppingCondition": "burnish.train.early_stopping",
+    "SupervisedTraining": "burnish.train.supervised",
     "TrainOutput": "burnish.train.output",
     "TrainStep": "burnish.train.step",
+    "TrainingListener": "burnish.train.listener",
     "TrainingResult": "burnish.train.result",
     "ValidStep": "burnish.train.step",
+    "ValidationEndEvent": "burnish.train.listener",
 }
 
 __all__ = [
     "Aggregate",
+    "CheckpointEvent",
     "CheckpointingAction",
     "CheckpointingStrategy",
     "ClassificationOutput",
     "ComposedCheckpointingStrategy",
     "Direction",
     "EarlyStoppingStrategy",
+    "EpochEndEvent",
+    "EvaluationResult",
+    "Evaluator",
+    "EvaluatorBuilder",
+    "FitEndEvent",
+    "FitStartEvent",
+    "InferenceStep",
     "Interrupter",
+    "IterationEndEvent",
     "KeepLastNCheckpoints",
     "Learner",
     "LearnerBuilder",
     "LearnerSummary",
+    "ListenerEvent",
     "MetricCheckpointingStrategy",
     "MetricEarlyStoppingStrategy",
     "MetricStore",
@@ -87,10 +123,13 @@ __all__ = [
     "SequenceOutput",
     "Split",
     "StoppingCondition",
+    "SupervisedTraining",
     "TrainOutput",
     "TrainStep",
+    "TrainingListener",
     "TrainingResult",
     "ValidStep",
+    "ValidationEndEvent",
 ]
 
 

@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -32,56 +33,39 @@ from burnish.train.split import Split
 from burnish.train.tracking import DEFAULT_LOG_EVERY
 
 if TYPE_CHECKING:
+    from typing_extensions import Self
+
     from burnish.lr_scheduler import LrScheduler
     from burnish.optim import Optimizer
     from burnish.record.base import FileRecorder
     from burnish.train.checkpoint.strategy import CheckpointingStrategy
     from burnish.train.early_stopping import EarlyStoppingStrategy
+    from burnish.train.ema import EmaBuffers, EmaSettings, EmaValidate
     from burnish.train.learner import Learner
+    from burnish.train.listener import TrainingListener
     from burnish.train.logger import ApplicationLoggerInstaller, MetricLogger
     from burnish.train.logger.tracker import ExperimentLogger
     from burnish.train.metric.base import Metric
+    from burnish.train.non_finite import NonFiniteMode
     from burnish.train.renderer.base import MetricsRenderer
 
 _DEFAULT: Literal["default"] = "default"
 
-__all__ = ["LearnerBuilder"]
+__all__ = ["LearnerBuilder", "TrainingBuilder"]
 
 
-class LearnerBuilder:
-    """Configures and builds a `Learner`; every method returns the builder.
+class TrainingBuilder:
+    """The settings `LearnerBuilder` and `SupervisedTraining` share, written once.
 
-    The methods are Burn's `LearnerBuilder`'s (metrics, epochs, devices, checkpoints,
-    early stopping, renderer, loggers), plus `resume`, `checkpoint_every`, `deterministic`,
-    `mixed_precision`, `compile`, `strategy` and `log_to`. Settings are checked when given or
-    at `build`; nothing runs until `Learner.fit`.
+    Every method returns the builder. The methods are Burn's (metrics, epochs, devices,
+    checkpoints, early stopping, renderer, loggers), plus burnish's `resume`,
+    `checkpoint_every`, `deterministic`, `mixed_precision`, `compile`, `strategy`, `log_to`
+    and `log_every`. Settings are checked when given or when the learner is built; nothing runs
+    until training starts.
 
     Args:
         artifact_dir: where `experiment.log`, metric logs (`train/`, `valid/`) and
             `checkpoint/` are written.
-
-    Example:
-        `model` has `train_step(batch) -> TrainOutput` and `valid_step(batch)` (see the
-        guide's basic workflow); the data loaders come from `DataLoaderBuilder`:
-
-        >>> from burnish.optim import AdamConfig
-        >>> from burnish.record import CompactRecorder
-        >>> from burnish.train import LearnerBuilder
-        >>> from burnish.train.metric import AccuracyMetric, LossMetric
-        >>> learner = (
-        ...     LearnerBuilder("artifacts/mnist")
-        ...     .metric_train_numeric(AccuracyMetric())
-        ...     .metric_valid_numeric(AccuracyMetric())
-        ...     .metric_train_numeric(LossMetric())
-        ...     .metric_valid_numeric(LossMetric())
-        ...     .with_file_checkpointer(CompactRecorder())
-        ...     .devices(["cuda"])
-        ...     .num_epochs(10)
-        ...     .summary()
-        ...     .build(model, AdamConfig().init(), 1e-4)
-        ... )  # doctest: +SKIP
-        >>> result = learner.fit(dataloader_train, dataloader_valid)  # doctest: +SKIP
-        >>> result.model.save_file("artifacts/mnist/model", CompactRecorder())  # doctest: +SKIP
     """
 
     def __init__(self, artifact_dir: str | os.PathLike) -> None:
@@ -110,26 +94,59 @@ class LearnerBuilder:
         self._trackers: list[ExperimentLogger] = []
         self._tracker_config: Any = None
         self._log_every = DEFAULT_LOG_EVERY
+        self._listeners: list[TrainingListener] = []
+        self._ema: EmaSettings | None = None
+        self._on_non_finite: NonFiniteMode = "continue"
 
     # -- metrics ---------------------------------------------------------------------------
 
-    def metric_train_numeric(self, metric: Metric) -> LearnerBuilder:
+    def metric_train_numeric(self, metric: Metric) -> Self:
         """Register a numeric training metric: logged per epoch, plotted in the dashboard."""
         return self._add_metric(Split.TRAIN, metric, numeric=True)
 
-    def metric_valid_numeric(self, metric: Metric) -> LearnerBuilder:
+    def metric_valid_numeric(self, metric: Metric) -> Self:
         """Register a numeric validation metric: logged per epoch, plotted in the dashboard."""
         return self._add_metric(Split.VALID, metric, numeric=True)
 
-    def metric_train(self, metric: Metric) -> LearnerBuilder:
+    def metric_train(self, metric: Metric) -> Self:
         """Register a training metric shown as text in the dashboard and logged as text."""
         return self._add_metric(Split.TRAIN, metric, numeric=False)
 
-    def metric_valid(self, metric: Metric) -> LearnerBuilder:
+    def metric_valid(self, metric: Metric) -> Self:
         """Register a validation metric shown as text in the dashboard and logged as text."""
         return self._add_metric(Split.VALID, metric, numeric=False)
 
-    def _add_metric(self, split: Split, metric: Metric, numeric: bool) -> LearnerBuilder:
+    def metrics(self, *metrics: Metric) -> Self:
+        """Register numeric metrics on both splits at once (Burn: `.metrics((a, b, c))`).
+
+        Each metric is logged per epoch and plotted in the dashboard for training and
+        validation; the validation split gets its own copy, so the two never share a state.
+
+        Example:
+            >>> from burnish.train import LearnerBuilder
+            >>> from burnish.train.metric import AccuracyMetric, LossMetric
+            >>> builder = LearnerBuilder("artifacts").metrics(AccuracyMetric(), LossMetric())
+        """
+        from burnish.train.metric.base import Numeric
+
+        for metric in metrics:
+            if not isinstance(metric, Numeric):
+                raise TypeError(
+                    f"`metrics` takes Numeric metrics; {type(metric).__name__} is not one. "
+                    "Register it with `metrics_text(...)` instead."
+                )
+            self._add_metric(Split.TRAIN, metric, numeric=True)
+            self._add_metric(Split.VALID, copy.deepcopy(metric), numeric=True)
+        return self
+
+    def metrics_text(self, *metrics: Metric) -> Self:
+        """Register text metrics on both splits at once (Burn: `.metrics_text((a, b))`)."""
+        for metric in metrics:
+            self._add_metric(Split.TRAIN, metric, numeric=False)
+            self._add_metric(Split.VALID, copy.deepcopy(metric), numeric=False)
+        return self
+
+    def _add_metric(self, split: Split, metric: Metric, numeric: bool) -> Self:
         from burnish.train.metric.base import Metric, Numeric
 
         if not isinstance(metric, Metric):
@@ -147,17 +164,19 @@ class LearnerBuilder:
                 "is a log file, so register each metric once per split."
             )
         self._metrics[split].append(metric)
+        for companion in metric.companions():  # e.g. ThroughputMetric's MFU
+            self._add_metric(split, companion, numeric)
         return self
 
     # -- loop ------------------------------------------------------------------------------
 
-    def num_epochs(self, num_epochs: int) -> LearnerBuilder:
+    def num_epochs(self, num_epochs: int) -> Self:
         """How many epochs to train (1-based, inclusive)."""
         _require_positive("num_epochs", num_epochs)
         self._num_epochs = num_epochs
         return self
 
-    def devices(self, devices: Sequence[torch.device | str]) -> LearnerBuilder:
+    def devices(self, devices: Sequence[torch.device | str]) -> Self:
         """The device to train on (one per process); `fit` moves the model and data there."""
         if isinstance(devices, (str, torch.device)):
             raise TypeError(
@@ -175,9 +194,7 @@ class LearnerBuilder:
         self._device = parse_device(devices[0])
         return self
 
-    def grads_accumulation(
-        self, accumulation: int, lr_step: LrStep = "iteration"
-    ) -> LearnerBuilder:
+    def grads_accumulation(self, accumulation: int, lr_step: LrStep = "iteration") -> Self:
         """Step the optimizer once every `accumulation` iterations with summed gradients.
 
         Args:
@@ -209,24 +226,24 @@ class LearnerBuilder:
         """The interrupter of this run: call `.stop()` on it to stop after the current step."""
         return self._interrupter
 
-    def with_interrupter(self, interrupter: Interrupter) -> LearnerBuilder:
+    def with_interrupter(self, interrupter: Interrupter) -> Self:
         """Use a given interrupter (e.g. shared with a UI)."""
         self._interrupter = interrupter
         return self
 
-    def early_stopping(self, strategy: EarlyStoppingStrategy) -> LearnerBuilder:
+    def early_stopping(self, strategy: EarlyStoppingStrategy) -> Self:
         """Stop when `strategy.should_stop(epoch, store)` says so (after each epoch)."""
         self._early_stopping = strategy
         return self
 
-    def deterministic(self, enabled: bool = True) -> LearnerBuilder:
+    def deterministic(self, enabled: bool = True) -> Self:
         """Use torch's deterministic algorithms during `fit` (with `bn.seed`: repeatable runs)."""
         self._deterministic = enabled
         if enabled:
             os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         return self
 
-    def compile(self, *, step: bool = False, **options: Any) -> LearnerBuilder:
+    def compile(self, *, step: bool = False, **options: Any) -> Self:
         """Run the model through `torch.compile(**options)` during `fit`.
 
         By default the model's `forward` is compiled; `bn.backward` and the optimizer step
@@ -257,7 +274,7 @@ class LearnerBuilder:
         self._compile_step = step
         return self
 
-    def mixed_precision(self, precision: str | torch.dtype) -> LearnerBuilder:
+    def mixed_precision(self, precision: str | torch.dtype) -> Self:
         """Run `train_step` and `valid_step` under `torch.autocast` in a half type.
 
         Parameters, gradients, optimizer state and checkpoints stay float32. With float16,
@@ -279,7 +296,7 @@ class LearnerBuilder:
 
     def strategy(
         self, name: str, *, shard_policy: Callable[[nn.Module], bool] | None = None
-    ) -> LearnerBuilder:
+    ) -> Self:
         """How the model is spread over the ranks under torchrun (alone, it trains as is).
 
         `"ddp"` (the default): every rank holds the whole model; gradients are averaged in
@@ -308,19 +325,90 @@ class LearnerBuilder:
         self._shard_policy = shard_policy
         return self
 
+    def with_ema(
+        self,
+        decay: float,
+        *,
+        warmup: bool = False,
+        warmup_power: float = 2 / 3,
+        update_every: int = 1,
+        buffers: EmaBuffers = "average",
+        validate: EmaValidate = "ema",
+    ) -> Self:
+        """Keep an exponential moving average (EMA) of the weights while training.
+
+        After every `update_every`-th optimizer step, `ema = decay * ema + (1 - decay) * model`
+        for each parameter and floating-point buffer, in one multi-tensor kernel on the
+        model's device (no host sync). Validation runs on the average unless `validate` says
+        otherwise; `TrainingResult.ema` is the averaged model; every checkpoint holds the
+        average and `resume()` continues it exactly. See docs/long-runs.md.
+
+        Example:
+            >>> from burnish.train import LearnerBuilder
+            >>> builder = LearnerBuilder("artifacts").with_ema(0.999, validate="both")
+
+        Args:
+            decay: the weight of the old average at each update, in [0, 1) (0.999 and
+                0.9999 are usual; the average spans about `1 / (1 - decay)` updates).
+            warmup: start with a smaller decay that grows to `decay`, as timm's `ModelEmaV3`:
+                `min(decay, 1 - n ** -warmup_power)` at the n-th update.
+            warmup_power: the warm-up's power (2/3: decay 0.999 after ~31.6k updates; 3/4:
+                after ~10k).
+            update_every: average after every this many optimizer steps (cheaper; the decay
+                is per update).
+            buffers: `"average"` floating-point buffers (BatchNorm statistics) like the
+                parameters, or `"copy"` the model's. Integer buffers are always copied.
+            validate: `"ema"` (validate the average), `"model"` (the trained weights) or
+                `"both"`: the metrics on the average, and a `Raw <name>` twin of each numeric
+                validation metric on the trained weights, logged beside it.
+
+        Raises:
+            ValueError: for a decay outside [0, 1) or another unknown value; at `build`,
+                with `strategy("fsdp")`.
+        """
+        from burnish.train.ema import EmaSettings
+
+        self._ema = EmaSettings(decay, warmup, warmup_power, update_every, buffers, validate)
+        return self
+
+    def on_non_finite(self, mode: NonFiniteMode) -> Self:
+        """What an inf or NaN loss or gradient does to the run.
+
+        Whatever the mode, the first non-finite training loss read back is said once on the
+        console and in `experiment.log`, with its epoch and iteration. The losses come back
+        with the metrics' batched read-back: no extra host sync.
+
+        Args:
+            mode: `"continue"` (the default, Burn's): train on. `"skip"`: an optimizer step
+                whose gradients hold an inf or a NaN is skipped on the device (the fused
+                found-inf check of the float16 loss scaler), and the train split's
+                `Skipped Steps` metric counts them. `"stop"`: steps are guarded as with
+                `"skip"`, and the run ends at the next read-back that shows a non-finite loss
+                or a skipped step, writing no further checkpoint; the message names the last
+                committed checkpoint, which `resume()` continues from.
+
+        Raises:
+            ValueError: for another mode; at `build`, `"skip"`/`"stop"` with
+                `strategy("fsdp")` or `compile(step=True)`.
+        """
+        from burnish.train.non_finite import check_non_finite_mode
+
+        self._on_non_finite = check_non_finite_mode(mode)
+        return self
+
     # -- checkpoints -----------------------------------------------------------------------
 
-    def with_file_checkpointer(self, recorder: FileRecorder) -> LearnerBuilder:
+    def with_file_checkpointer(self, recorder: FileRecorder) -> Self:
         """Save model, optimizer, scheduler and loop state under `checkpoint/` each epoch."""
         self._recorder = recorder
         return self
 
-    def with_checkpointing_strategy(self, strategy: CheckpointingStrategy) -> LearnerBuilder:
+    def with_checkpointing_strategy(self, strategy: CheckpointingStrategy) -> Self:
         """Which epoch checkpoints to keep (default: last 2 + best valid loss)."""
         self._strategy = strategy
         return self
 
-    def checkpoint(self, epoch: int | Literal["latest"]) -> LearnerBuilder:
+    def checkpoint(self, epoch: int | Literal["latest"]) -> Self:
         """Resume from the checkpoint of `epoch`, or `"latest"` (fails if there is none)."""
         if epoch == ResumeFrom.LATEST.value:
             self._resume_from = ResumeFrom.LATEST
@@ -333,12 +421,12 @@ class LearnerBuilder:
         self._resume_from = epoch
         return self
 
-    def resume(self) -> LearnerBuilder:
+    def resume(self) -> Self:
         """Continue from the newest complete checkpoint, exactly; start fresh if there is none."""
         self._resume_from = ResumeFrom.AUTO
         return self
 
-    def checkpoint_every(self, iterations: int) -> LearnerBuilder:
+    def checkpoint_every(self, iterations: int) -> Self:
         """Also commit a checkpoint every `iterations` training iterations (crash safety)."""
         _require_positive("checkpoint_every", iterations)
         self._checkpoint_every = iterations
@@ -346,17 +434,17 @@ class LearnerBuilder:
 
     # -- output ----------------------------------------------------------------------------
 
-    def renderer(self, renderer: MetricsRenderer) -> LearnerBuilder:
+    def renderer(self, renderer: MetricsRenderer) -> Self:
         """Use this `MetricsRenderer` instead of the default (TUI in a terminal, else CLI)."""
         self._renderer = renderer
         return self
 
-    def with_metric_logger(self, train: MetricLogger, valid: MetricLogger) -> LearnerBuilder:
+    def with_metric_logger(self, train: MetricLogger, valid: MetricLogger) -> Self:
         """Use these metric loggers for the train and valid splits instead of files."""
         self._loggers = {Split.TRAIN: train, Split.VALID: valid}
         return self
 
-    def log_to(self, *loggers: ExperimentLogger, config: Any = None) -> LearnerBuilder:
+    def log_to(self, *loggers: ExperimentLogger, config: Any = None) -> Self:
         """Also send the run to experiment trackers, beside Burn's file logs (rank 0 only).
 
         Each tracker gets every numeric metric of both splits per epoch, the batch values of
@@ -393,7 +481,7 @@ class LearnerBuilder:
             self._tracker_config = config
         return self
 
-    def log_every(self, iterations: int) -> LearnerBuilder:
+    def log_every(self, iterations: int) -> Self:
         """Give the trackers (`log_to`) iteration values every `iterations` iterations.
 
         Training iterations are logged when the global step (training iterations since the
@@ -407,17 +495,241 @@ class LearnerBuilder:
         self._log_every = iterations
         return self
 
-    def with_application_logger(
-        self, installer: ApplicationLoggerInstaller | None
-    ) -> LearnerBuilder:
+    def with_listener(self, listener: TrainingListener) -> Self:
+        """Call `listener` at the run's moments: fit start, each iteration's end, each epoch's
+        and validation's end, each checkpoint, fit end (see `TrainingListener`).
+
+        Listeners run in the order they were added, on rank 0 unless their class sets
+        `all_ranks = True`. Their events carry metric values the learner already read back: a
+        listener adds no host sync. One may stop the run (`event.stop(reason)`); one with
+        `to_record`/`load_record` is checkpointed and resumes exactly. See docs/long-runs.md.
+
+        Example:
+            >>> from burnish.train import LearnerBuilder, TrainingListener
+            >>> class PrintEpochs(TrainingListener):
+            ...     def on_epoch_end(self, event):
+            ...         print(event.epoch, dict(event.values))
+            >>> builder = LearnerBuilder("artifacts").with_listener(PrintEpochs())
+
+        Raises:
+            TypeError: if `listener` is not a `TrainingListener`, or has only one of
+                `to_record` and `load_record`.
+        """
+        from burnish.train.listener import TrainingListener
+
+        if not isinstance(listener, TrainingListener):
+            raise TypeError(
+                "`with_listener` takes a burnish.train.TrainingListener. Received: "
+                f"{listener!r}. Subclass TrainingListener and override the methods you need "
+                "(on_iteration_end, on_epoch_end, ...)."
+            )
+        has = [
+            name for name in ("to_record", "load_record") if callable(getattr(listener, name, None))
+        ]
+        if len(has) == 1:
+            missing = "load_record" if has == ["to_record"] else "to_record"
+            raise TypeError(
+                f"The listener {type(listener).__name__} has `{has[0]}` but no `{missing}`: "
+                "a checkpointed listener needs both (its state goes into each checkpoint and "
+                f"comes back on resume). Add `{missing}`, or remove `{has[0]}`."
+            )
+        self._listeners.append(listener)
+        return self
+
+    def with_application_logger(self, installer: ApplicationLoggerInstaller | None) -> Self:
         """Install this application logger (None: leave Python logging alone)."""
         self._application_logger = installer
         return self
 
-    def summary(self) -> LearnerBuilder:
+    def summary(self) -> Self:
         """Print the LearnerSummary table when `fit` ends."""
         self._summary = True
         return self
+
+    def _learner_options(self, optim: Optimizer) -> LearnerOptions:
+        """The settings as `LearnerOptions`, checked against this machine and `optim`."""
+        options = self._options()
+        if options.device is not None:
+            check_device(options.device)
+        if options.compile_step:
+            from burnish.train.compile import check_compiled_step
+
+            check_compiled_step(
+                optim,
+                grads_accumulation=options.grads_accumulation,
+                mixed_precision=options.mixed_precision,
+                strategy=options.strategy,
+                world_size=int(os.environ.get("WORLD_SIZE", "1")),
+            )
+        return options
+
+    def _options(self) -> LearnerOptions:
+        from burnish.train.checkpoint import default_checkpointing_strategy
+        from burnish.train.checkpoint.file import FileCheckpointer
+
+        checkpointer = None
+        if self._recorder is not None:
+            checkpointer = FileCheckpointer(self._artifact_dir / "checkpoint", self._recorder)
+        elif self._resume_from is not None or self._checkpoint_every is not None:
+            raise ValueError(
+                "`checkpoint(...)`, `resume()` and `checkpoint_every(...)` need checkpoints: "
+                "add `.with_file_checkpointer(recorder)` to the builder."
+            )
+        if self._strategy_name == "fsdp" and self._mixed_precision == torch.float16:
+            raise ValueError(
+                "strategy('fsdp') trains in float32 or bfloat16: float16 needs a loss scaler "
+                "whose inf/NaN check spans every rank's shard of the gradients. Received: "
+                "mixed_precision='fp16'. Use mixed_precision('bf16')."
+            )
+        self._check_ema_and_non_finite()
+        metrics = self._run_metrics()
+        strategy = self._strategy or default_checkpointing_strategy()
+        self._check_strategy_metrics(strategy, checkpointer is not None, metrics)
+        return LearnerOptions(
+            artifact_dir=self._artifact_dir,
+            num_epochs=self._num_epochs,
+            metrics={split: tuple(split_metrics) for split, split_metrics in metrics.items()},
+            loggers=self._loggers,
+            renderer=self._renderer,
+            interrupter=self._interrupter,
+            checkpointer=checkpointer,
+            checkpointing_strategy=strategy,
+            resume_from=self._resume_from,
+            early_stopping=self._early_stopping,
+            grads_accumulation=self._grads_accumulation,
+            lr_step=self._lr_step,
+            device=self._device,
+            application_logger=self._installer(),
+            summary=self._summary,
+            checkpoint_every=self._checkpoint_every,
+            deterministic=self._deterministic,
+            compile=self._compile,
+            compile_step=self._compile_step,
+            mixed_precision=self._mixed_precision,
+            strategy=self._strategy_name,
+            shard_policy=self._shard_policy,
+            trackers=tuple(self._trackers),
+            tracker_config=self._tracker_config,
+            log_every=self._log_every,
+            listeners=tuple(self._listeners),
+            ema=self._ema,
+            on_non_finite=self._on_non_finite,
+        )
+
+    def _check_ema_and_non_finite(self) -> None:
+        """Refuse `with_ema` and guarded steps where they cannot work."""
+        guarded = self._on_non_finite != "continue"
+        if self._strategy_name == "fsdp" and (self._ema is not None or guarded):
+            what = (
+                "with_ema(...)"
+                if self._ema is not None
+                else (f"on_non_finite({self._on_non_finite!r})")
+            )
+            raise ValueError(
+                f"{what} does not support strategy('fsdp') yet: the average and the inf/NaN "
+                "check would each see only this rank's shard of the weights and gradients. "
+                "Use strategy('ddp'), or drop it (on_non_finite('continue') still reports a "
+                "non-finite loss)."
+            )
+        if guarded and self._compile_step:
+            raise ValueError(
+                f"on_non_finite({self._on_non_finite!r}) guards the optimizer step, which "
+                "`compile(step=True)` compiles into its graph. Use `compile()` (the forward "
+                "only) with it, or on_non_finite('continue')."
+            )
+
+    def _run_metrics(self) -> dict[Split, list[Metric]]:
+        """The registered metrics, with those the settings add: `Raw <name>` twins of the
+        validation metrics (`with_ema(validate="both")`) and `Skipped Steps` (`"skip"`)."""
+        metrics = {split: list(split_metrics) for split, split_metrics in self._metrics.items()}
+        if self._ema is not None and self._ema.validate == "both":
+            from burnish.train.ema_validation import raw_model_twins
+
+            metrics[Split.VALID] += raw_model_twins(self._metrics[Split.VALID])
+        if self._on_non_finite == "skip":
+            from burnish.train.metric.skipped_steps import SkippedStepsMetric
+
+            if not any(isinstance(m, SkippedStepsMetric) for m in metrics[Split.TRAIN]):
+                metrics[Split.TRAIN].append(SkippedStepsMetric())
+        for split, split_metrics in metrics.items():
+            names = [m.name for m in split_metrics]
+            clashes = sorted({name for name in names if names.count(name) > 1})
+            if clashes:
+                raise ValueError(
+                    f"The {split} metrics {clashes} are registered twice: `with_ema("
+                    "validate='both')` adds `Raw <name>` twins and on_non_finite('skip') adds "
+                    "`Skipped Steps`. Rename the metric of yours that has that name."
+                )
+        return metrics
+
+    def _installer(self) -> ApplicationLoggerInstaller | None:
+        if self._application_logger != _DEFAULT:
+            return self._application_logger
+        from burnish.train.logger import FileApplicationLoggerInstaller
+
+        return FileApplicationLoggerInstaller(self._artifact_dir / "experiment.log")
+
+    def _check_strategy_metrics(
+        self,
+        strategy: CheckpointingStrategy,
+        checkpointing: bool,
+        metrics: dict[Split, list[Metric]],
+    ) -> None:
+        """A strategy watching a metric that is not registered fails now, not after epoch 1.
+
+        The default checkpointing strategy is exempt: without a valid `Loss` it keeps the last 2.
+        """
+        watched: list[tuple[str, list[tuple[str, Split]]]] = []
+        if self._early_stopping is not None:
+            watched.append(("early_stopping", self._early_stopping.watched_metrics()))
+        if checkpointing and self._strategy is not None:
+            watched.append(("with_checkpointing_strategy", strategy.watched_metrics()))
+        for owner, pairs in watched:
+            for name, split in pairs:
+                names = [m.name for m in metrics[split]]
+                if name not in names:
+                    raise ValueError(
+                        f"`{owner}` watches the {split} metric {name!r}, but no {split} metric "
+                        f"of that name is registered (registered: {names}). Add it with "
+                        f"`metric_{split}_numeric(...)`."
+                    )
+
+
+class LearnerBuilder(TrainingBuilder):
+    """Configures and builds a `Learner`; every method returns the builder.
+
+    The methods are Burn's `LearnerBuilder`'s (metrics, epochs, devices, checkpoints,
+    early stopping, renderer, loggers) plus burnish's (see `TrainingBuilder`, which holds
+    them all: `SupervisedTraining` has the same ones). Settings are checked when given or at
+    `build`; nothing runs until `Learner.fit`.
+
+    Args:
+        artifact_dir: where `experiment.log`, metric logs (`train/`, `valid/`) and
+            `checkpoint/` are written.
+
+    Example:
+        `model` has `train_step(batch) -> TrainOutput` and `valid_step(batch)` (see the
+        guide's basic workflow); the data loaders come from `DataLoaderBuilder`:
+
+        >>> from burnish.optim import AdamConfig
+        >>> from burnish.record import CompactRecorder
+        >>> from burnish.train import LearnerBuilder
+        >>> from burnish.train.metric import AccuracyMetric, LossMetric
+        >>> learner = (
+        ...     LearnerBuilder("artifacts/mnist")
+        ...     .metric_train_numeric(AccuracyMetric())
+        ...     .metric_valid_numeric(AccuracyMetric())
+        ...     .metric_train_numeric(LossMetric())
+        ...     .metric_valid_numeric(LossMetric())
+        ...     .with_file_checkpointer(CompactRecorder())
+        ...     .devices(["cuda"])
+        ...     .num_epochs(10)
+        ...     .summary()
+        ...     .build(model, AdamConfig().init(), 1e-4)
+        ... )  # doctest: +SKIP
+        >>> result = learner.fit(dataloader_train, dataloader_valid)  # doctest: +SKIP
+        >>> result.model.save_file("artifacts/mnist/model", CompactRecorder())  # doctest: +SKIP
+    """
 
     # -- build -----------------------------------------------------------------------------
 
@@ -445,97 +757,10 @@ class LearnerBuilder:
         from burnish.lr_scheduler import as_scheduler
         from burnish.train.learner import Learner
 
-        options = self._options()
-        if options.device is not None:
-            check_device(options.device)
-        if options.compile_step:
-            from burnish.train.compile import check_compiled_step
-
-            check_compiled_step(
-                optim,
-                grads_accumulation=options.grads_accumulation,
-                mixed_precision=options.mixed_precision,
-                strategy=options.strategy,
-                world_size=int(os.environ.get("WORLD_SIZE", "1")),
-            )
+        options = self._learner_options(optim)
         return Learner(
             model, optim, as_scheduler(lr_scheduler), options, dataloader_train, dataloader_valid
         )
-
-    def _options(self) -> LearnerOptions:
-        from burnish.train.checkpoint import default_checkpointing_strategy
-        from burnish.train.checkpoint.file import FileCheckpointer
-
-        checkpointer = None
-        if self._recorder is not None:
-            checkpointer = FileCheckpointer(self._artifact_dir / "checkpoint", self._recorder)
-        elif self._resume_from is not None or self._checkpoint_every is not None:
-            raise ValueError(
-                "`checkpoint(...)`, `resume()` and `checkpoint_every(...)` need checkpoints: "
-                "add `.with_file_checkpointer(recorder)` to the builder."
-            )
-        if self._strategy_name == "fsdp" and self._mixed_precision == torch.float16:
-            raise ValueError(
-                "strategy('fsdp') trains in float32 or bfloat16: float16 needs a loss scaler "
-                "whose inf/NaN check spans every rank's shard of the gradients. Received: "
-                "mixed_precision='fp16'. Use mixed_precision('bf16')."
-            )
-        strategy = self._strategy or default_checkpointing_strategy()
-        self._check_strategy_metrics(strategy, checkpointer is not None)
-        return LearnerOptions(
-            artifact_dir=self._artifact_dir,
-            num_epochs=self._num_epochs,
-            metrics={split: tuple(metrics) for split, metrics in self._metrics.items()},
-            loggers=self._loggers,
-            renderer=self._renderer,
-            interrupter=self._interrupter,
-            checkpointer=checkpointer,
-            checkpointing_strategy=strategy,
-            resume_from=self._resume_from,
-            early_stopping=self._early_stopping,
-            grads_accumulation=self._grads_accumulation,
-            lr_step=self._lr_step,
-            device=self._device,
-            application_logger=self._installer(),
-            summary=self._summary,
-            checkpoint_every=self._checkpoint_every,
-            deterministic=self._deterministic,
-            compile=self._compile,
-            compile_step=self._compile_step,
-            mixed_precision=self._mixed_precision,
-            strategy=self._strategy_name,
-            shard_policy=self._shard_policy,
-            trackers=tuple(self._trackers),
-            tracker_config=self._tracker_config,
-            log_every=self._log_every,
-        )
-
-    def _installer(self) -> ApplicationLoggerInstaller | None:
-        if self._application_logger != _DEFAULT:
-            return self._application_logger
-        from burnish.train.logger import FileApplicationLoggerInstaller
-
-        return FileApplicationLoggerInstaller(self._artifact_dir / "experiment.log")
-
-    def _check_strategy_metrics(self, strategy: CheckpointingStrategy, checkpointing: bool) -> None:
-        """A strategy watching a metric that is not registered fails now, not after epoch 1.
-
-        The default checkpointing strategy is exempt: without a valid `Loss` it keeps the last 2.
-        """
-        watched: list[tuple[str, list[tuple[str, Split]]]] = []
-        if self._early_stopping is not None:
-            watched.append(("early_stopping", self._early_stopping.watched_metrics()))
-        if checkpointing and self._strategy is not None:
-            watched.append(("with_checkpointing_strategy", strategy.watched_metrics()))
-        for owner, pairs in watched:
-            for name, split in pairs:
-                names = [m.name for m in self._metrics[split]]
-                if name not in names:
-                    raise ValueError(
-                        f"`{owner}` watches the {split} metric {name!r}, but no {split} metric "
-                        f"of that name is registered (registered: {names}). Add it with "
-                        f"`metric_{split}_numeric(...)`."
-                    )
 
 
 def _require_positive(name: str, value: Any) -> None:

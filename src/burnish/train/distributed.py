@@ -18,15 +18,19 @@ See docs/distributed.md.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import datetime
 import gc
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
+
+from burnish.run_lock import RunLock, RunLockedError
 
 __all__ = ["DistributedContext"]
 
@@ -82,6 +86,30 @@ class DistributedContext:
             for tensor in [*module.parameters(), *module.buffers()]:
                 dist.broadcast(tensor.data, src=0)
 
+    @contextlib.contextmanager
+    def run_lock(self, directory: Path) -> Iterator[None]:
+        """Rank 0 holds `directory`'s run lock for the block; every rank fails if it can't.
+
+        Raises:
+            RunLockedError: on every rank, if another run is writing in `directory`.
+        """
+        lock = RunLock(directory)
+        error: RunLockedError | None = None
+        if self.is_main:
+            try:
+                lock.acquire()
+            except RunLockedError as raised:
+                error = raised
+        if self.agree(error is not None):
+            raise error or RunLockedError(
+                f"Rank 0 could not lock the artifact directory {str(directory)!r}: another run "
+                "is writing there (rank 0's error says which). Use another artifact directory."
+            )
+        try:
+            yield
+        finally:
+            lock.release()
+
     def agree(self, flag: bool) -> bool:
         """Rank 0's value of `flag`, on every rank (for decisions all ranks must share)."""
         if not self.enabled:
@@ -123,14 +151,32 @@ def _init_process_group(device: torch.device) -> None:
                 f"WORLD_SIZE is {os.environ['WORLD_SIZE']} but {name} is not set. Launch the "
                 "script with `torchrun --nproc_per_node=N script.py` (it sets them all)."
             )
-    seconds = float(os.environ.get("BURNISH_DIST_TIMEOUT", "300"))
+    timeout = datetime.timedelta(seconds=float(os.environ.get("BURNISH_DIST_TIMEOUT", "300")))
     backend = "nccl" if device.type == "cuda" else "gloo"
-    dist.init_process_group(backend, timeout=datetime.timedelta(seconds=seconds))
+    dist.init_process_group(
+        backend, store=_attempt_store(timeout), rank=int(os.environ["RANK"]),
+        world_size=int(os.environ["WORLD_SIZE"]), timeout=timeout,
+    )  # fmt: skip
     # burnish joined the group, so burnish leaves it: the user may still use it after `fit`,
     # and left to interpreter teardown, Gloo's threads can abort the process at exit.
     atexit.register(_leave_process_group)
     rank, world_size = dist.get_rank(), dist.get_world_size()
     log.info("Joined the process group: rank %d of %d (%s).", rank, world_size, backend)
+
+
+def _attempt_store(timeout: datetime.timedelta) -> dist.Store:
+    """torchrun's store, its keys prefixed by the restart attempt.
+
+    After `torchrun --max-restarts=N` restarts a group, its agent's store still holds the
+    addresses the previous attempt's ranks published; a new rank could read a dead peer's
+    address and fail to connect ("Gloo connectFullMesh failed ... Connection refused"). A
+    prefix per attempt keeps the attempts apart.
+    """
+    from torch.distributed.rendezvous import rendezvous
+
+    store, _, _ = next(rendezvous("env://", timeout=timeout))
+    attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
+    return dist.PrefixStore(f"burnish/attempt-{attempt}", store)
 
 
 def _leave_process_group() -> None:

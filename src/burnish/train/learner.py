@@ -25,16 +25,27 @@ __all__ = ["Learner"]
 
 
 class Learner:
-    """Trains a model that implements `train_step`/`valid_step`. Built by `LearnerBuilder`.
+    """Trains a model that implements `train_step`/`valid_step`.
+
+    Two ways to make one, as in Burn: `LearnerBuilder(...).build(model, optim, lr)` (the
+    book's form), or `Learner(model, optim, lr_scheduler)` handed to
+    `SupervisedTraining(...).launch(learner)` (Burn main's `Learner::new`), which brings the
+    settings.
 
     A learner is fit once (Burn's `fit` consumes it): a second `fit` raises. To continue a
     run, build a new learner with `resume()`; to train again from scratch, build a new one.
 
+    Example:
+        >>> learner = Learner(model, AdamConfig().init(), 1e-3)  # doctest: +SKIP
+        >>> result = training.launch(learner)  # doctest: +SKIP
+
     Args:
         model: the model; it implements `TrainStep` and `ValidStep`.
         optim: its optimizer.
-        lr_scheduler: its learning-rate scheduler.
-        options: everything else the builder collected.
+        lr_scheduler: its learning-rate scheduler, a scheduler config, or a float (a
+            constant rate).
+        options: everything else a builder collected; None until `SupervisedTraining.launch`
+            brings them.
         dataloader_train: the training data, if not given to `fit`.
         dataloader_valid: the validation data, if not given to `fit`.
     """
@@ -43,15 +54,17 @@ class Learner:
         self,
         model: nn.Module,
         optim: Optimizer,
-        lr_scheduler: LrScheduler,
-        options: LearnerOptions,
+        lr_scheduler: LrScheduler | float | Any,
+        options: LearnerOptions | None = None,
         dataloader_train: Any = None,
         dataloader_valid: Any = None,
     ) -> None:
+        from burnish.lr_scheduler import as_scheduler
+
         self.model = model
         self.optim = optim
-        self.lr_scheduler = lr_scheduler
-        self.options = options
+        self.lr_scheduler = as_scheduler(lr_scheduler)
+        self._options = options
         self.dataloaders = (dataloader_train, dataloader_valid)
         self._fitted = False
 
@@ -78,6 +91,7 @@ class Learner:
             CheckpointError: if a requested checkpoint cannot be loaded.
         """
         self._check_not_fitted()
+        options = self.options
         _check_model(self.model)
         train = dataloader_train if dataloader_train is not None else self.dataloaders[0]
         valid_loader = dataloader_valid if dataloader_valid is not None else self.dataloaders[1]
@@ -88,15 +102,32 @@ class Learner:
             )
         self.dataloaders = (train, valid_loader)
         self._fitted = True  # from here on the model and optimizer may have changed
-        context = DistributedContext.detect(self.options.device)
+        context = DistributedContext.detect(options.device)
         run = Run(self, context, {Split.TRAIN: train, Split.VALID: valid_loader})
         result = run.fit()
         self.model = result.model
-        if self.options.summary and context.is_main:
+        if options.summary and context.is_main:
             result.summary = self._summary(result.epochs_completed)
             if result.summary is not None:
                 print(result.summary)
         return result
+
+    @property
+    def options(self) -> LearnerOptions:
+        """The settings of the run (from `LearnerBuilder.build` or `SupervisedTraining`).
+
+        Raises:
+            RuntimeError: for a learner made with `Learner(model, optim, lr_scheduler)` that
+                no `SupervisedTraining` launched yet.
+        """
+        if self._options is None:
+            raise RuntimeError(
+                "This Learner has no training settings: a `Learner(model, optim, lr_scheduler)` "
+                "is trained by `SupervisedTraining(artifact_dir, dataloader_train, "
+                "dataloader_valid).launch(learner)`. Or build it with "
+                "`LearnerBuilder(artifact_dir).build(model, optim, lr_scheduler)` and call `fit`."
+            )
+        return self._options
 
     def _check_not_fitted(self) -> None:
         if self._fitted:
@@ -108,6 +139,18 @@ class Learner:
                 "the run from its checkpoints, or use a fresh model (and another artifact "
                 "directory) to train again."
             )
+
+    def _launched_with(self, options: LearnerOptions) -> Learner:
+        """Take the settings `SupervisedTraining.launch` brings (a learner runs with one set)."""
+        self._check_not_fitted()
+        if self._options is not None and self._options is not options:
+            raise RuntimeError(
+                "This Learner was built by `LearnerBuilder.build`, which gave it its settings; "
+                "call `learner.fit(...)`, or launch a `Learner(model, optim, lr_scheduler)` "
+                "with `SupervisedTraining`."
+            )
+        self._options = options
+        return self
 
     def _summary(self, epochs: int) -> LearnerSummary | None:
         return learner_summary(self.options, epochs)

@@ -19,9 +19,12 @@ if TYPE_CHECKING:
     from burnish.train.checkpoint.file import FileCheckpointer
     from burnish.train.checkpoint.strategy import CheckpointingStrategy
     from burnish.train.early_stopping import EarlyStoppingStrategy
+    from burnish.train.ema import EmaSettings
+    from burnish.train.listener import TrainingListener
     from burnish.train.logger import ApplicationLoggerInstaller, MetricLogger
     from burnish.train.logger.tracker import ExperimentLogger
     from burnish.train.metric.base import Metric
+    from burnish.train.non_finite import NonFiniteMode
     from burnish.train.renderer.base import MetricsRenderer
 
 __all__ = ["LearnerOptions"]
@@ -65,6 +68,10 @@ class LearnerOptions:
         tracker_config: the config the trackers record as parameters.
         log_every: the trackers get iteration values every this many global training steps
             (and validation iterations).
+        listeners: user code called at the run's moments (`with_listener`), in order.
+        ema: the exponential moving average of the weights to keep, None: none.
+        on_non_finite: what a non-finite loss or gradient does: `"continue"`, `"skip"` or
+            `"stop"` (see non_finite.py).
     """
 
     artifact_dir: Path
@@ -92,3 +99,6 @@ class LearnerOptions:
     trackers: tuple[ExperimentLogger, ...] = ()
     tracker_config: Any = None
     log_every: int = 50
+    listeners: tuple[TrainingListener, ...] = ()
+    ema: EmaSettings | None = None
+    on_non_finite: NonFiniteMode = "continue"

@@ -207,6 +207,12 @@ class SequenceOutput:
         """The number of items in the batch (the first dimension of `targets`)."""
         return self.targets.shape[0]
 
+    @property
+    def num_tokens(self) -> int:
+        """The tokens of the batch, `batch_size * seq_len` (padding included): what
+        `ThroughputMetric(tokens=True)` counts. A host int, read from the shape."""
+        return self.targets.numel()
+
     def predicted_tokens(self) -> torch.Tensor:
         """`predictions`, or the argmax of `logits` over the vocabulary."""
         if self.predictions is not None:

@@ -37,6 +37,7 @@ from burnish.train.renderer.base import MetricsRenderer, RenderSnapshot, Trainin
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
+    from burnish.train.non_finite import NonFiniteWatch
     from burnish.train.tracking import IterationPoints
 
 __all__ = ["MetricsProcessor", "SplitMetrics"]
@@ -61,6 +62,8 @@ class SplitMetrics:
     items: list[int] = dataclasses.field(default_factory=list)
     # Under ranks: the metric states summed over the ranks at the last `flush` (for records).
     global_totals: dict[str, list[float]] = dataclasses.field(default_factory=dict)
+    # The numeric values of the last iteration read back (host floats).
+    latest: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         numeric = [m for m in self.metrics if isinstance(m, Numeric)]
@@ -89,6 +92,8 @@ class MetricsProcessor:
             host values of the pending ones at each drain; None without trackers.
         rank: this process's rank (with `reduce`): after a resume, rank 0 holds the metric
             states of all ranks and the others start from zero.
+        non_finite: sees each training item before the metrics do; its pending device values
+            (the losses) are read back with the train split's entries and handed back to it.
     """
 
     def __init__(
@@ -100,8 +105,10 @@ class MetricsProcessor:
         *,
         iterations: IterationPoints | None = None,
         rank: int = 0,
+        non_finite: NonFiniteWatch | None = None,
     ) -> None:
         self.splits = {s.split: s for s in splits}
+        self.non_finite = non_finite
         self.iterations = iterations
         self.renderer = renderer
         self.reduce = reduce
@@ -110,16 +117,22 @@ class MetricsProcessor:
 
     def process(
         self, split: Split, item: Any, metadata: MetricMetadata, progress: TrainingProgress
-    ) -> None:
+    ) -> dict[str, float] | None:
         """Update every metric of `split` with one step's output `item`.
 
         `item` is `NO_BATCH` when this rank's validation shard has no batch at this iteration:
         no metric is updated and the rank adds zero-weight entries to the collective drains.
+
+        Returns:
+            When the pending entries were read back at this iteration, this iteration's value
+            of each numeric metric (host floats, for the listeners); else None.
         """
         state = self.splits[split]
         if item is NO_BATCH:
             row = [NumericEntry(0.0, 0) for _ in state.numeric]
         else:
+            if split is Split.TRAIN and self.non_finite is not None:
+                self.non_finite.note(item, metadata)
             row = self._update(state, item, metadata)
         state.pending.append(row)
         if self.iterations is not None:
@@ -130,8 +143,10 @@ class MetricsProcessor:
         else:  # the same iterations on every rank: draining is a collective
             drain = len(state.pending) >= self.sync_every
             render = drain and self.renderer.due()
-        if drain:
-            self._drain(state, metadata.epoch, progress if render else None)
+        if not drain:
+            return None
+        self._drain(state, metadata.epoch, progress if render else None)
+        return state.latest
 
     def _update(
         self, state: SplitMetrics, item: Any, metadata: MetricMetadata
@@ -185,6 +200,8 @@ class MetricsProcessor:
         state.forget_epoch()
         if self.iterations is not None:
             self.iterations.forget(split)
+        if split is Split.TRAIN and self.non_finite is not None:
+            self.non_finite.forget()
 
     def flush(self, epoch: int) -> None:
         """Write every pending entry and flush the loggers (before a checkpoint).
@@ -296,14 +313,22 @@ class MetricsProcessor:
         if not state.pending and progress is None and not extra:  # same on every rank
             return []
         values = [entry.value for row in state.pending for entry in row]
+        watched = self._watched(state)
         shown = numeric + state.per_epoch
         running = [m.value() for m in shown] if progress is not None else []
-        host = _to_host(values + running + list(extra))
+        host = _to_host(values + watched + running + list(extra))
         counts = [entry.count for row in state.pending for entry in row]
         width = len(numeric)
         for i, count in enumerate(counts):
             state.items[i % width] += count  # this rank's items, before the reduction
-        rows, counts = self._reduced(host[: len(values)], counts)
+        rows, counts = self._reduced(
+            host[: len(values) + len(watched)], counts + [1] * len(watched)
+        )
+        if watched:  # the losses over all ranks, as the entries: NaN on one rank is NaN
+            assert self.non_finite is not None
+            self.non_finite.drained(rows[len(values) :])
+            rows, counts = rows[: len(values)], counts[: len(values)]
+        host = host[: len(values)] + host[len(values) + len(watched) :]
         if self.iterations is not None:
             self.iterations.drained(state.split, [m.name for m in numeric], rows)
         for j, metric in enumerate(numeric):
@@ -315,6 +340,7 @@ class MetricsProcessor:
                 state.logged[j].add(cast(float, entry.value), entry.count)
             if entries:
                 state.logger.log(metric.name, epoch, entries)
+        state.latest = dict(zip([m.name for m in numeric], rows[-width:])) if rows else {}
         if progress is not None:
             current = rows[-width:] if rows else [float("nan")] * width
             running_host = host[len(values) : len(values) + len(running)]
@@ -324,6 +350,12 @@ class MetricsProcessor:
             self.renderer.render(RenderSnapshot(state.split, progress, view, dict(state.text)))
         state.pending.clear()
         return host[len(values) + len(running) :]
+
+    def _watched(self, state: SplitMetrics) -> list[Any]:
+        """The non-finite watch's pending device values, read back with the train entries."""
+        if state.split is not Split.TRAIN or self.non_finite is None:
+            return []
+        return self.non_finite.pending()
 
     def _reduced(self, values: list[float], counts: list[int]) -> tuple[list[float], list[int]]:
         """Entries summed over the ranks: value = sum(value * count) / sum(count)."""

@@ -30,6 +30,11 @@ class TrainingResult:
         stopped_early: True when early stopping ended the run (also when `resume()` finds
             it ended so).
         interrupted: True when the interrupter (Ctrl-C, `q` in the dashboard) ended the run.
+        stopped_non_finite: True when `on_non_finite("stop")` ended the run at a non-finite
+            loss or gradient (no checkpoint was written after it; `resume()` continues from
+            the last one).
+        ema: with `with_ema(...)`, the averaged model (a copy of the model's structure, in
+            eval mode), else None.
         artifact_dir: where logs and checkpoints were written.
     """
 
@@ -39,3 +44,5 @@ class TrainingResult:
     stopped_early: bool = False
     interrupted: bool = False
     artifact_dir: Path | None = None
+    stopped_non_finite: bool = False
+    ema: nn.Module | None = None

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -19,7 +18,6 @@ from torch import nn
 
 from burnish.module import valid
 from burnish.optim import GradientsParams
-from burnish.run_lock import RunLock, RunLockedError
 from burnish.train.accumulation import Accumulation
 from burnish.train.batch_check import check_batch_device, model_device
 from burnish.train.checkpoint.learning import LearningCheckpointer
@@ -33,10 +31,14 @@ from burnish.train.compile import (
 )
 from burnish.train.data_adapter import NO_BATCH, DataAdapter, data_adapter
 from burnish.train.distributed import DistributedContext
+from burnish.train.ema import ModelEma
+from burnish.train.ema_validation import EmaValidation
 from burnish.train.fsdp import shard_model
 from burnish.train.grad_sync import GradientSync
+from burnish.train.listener_dispatch import Listeners
 from burnish.train.metric.base import MetricMetadata, Numeric
 from burnish.train.metric.store import MetricStore
+from burnish.train.non_finite import NonFiniteWatch
 from burnish.train.position import Phase, Position
 from burnish.train.precision import MixedPrecision
 from burnish.train.processor import MetricsProcessor, SplitMetrics
@@ -75,15 +77,26 @@ class Run:
         if options.trackers and context.is_main:
             self.tracking = Tracking.for_run(self.renderer, options, self._where)
             self.renderer = self.tracking
+        self.precision = _mixed_precision(options.mixed_precision, model)
+        self._say = _teller(self.renderer)  # not a method: the run's parts never point back
+        self.non_finite = NonFiniteWatch(
+            options.on_non_finite,
+            scaled=self.precision is not None and self.precision.scaler is not None,
+            say=self._say if context.is_main else None,
+            metrics=options.metrics[Split.TRAIN],
+        )
         self.processor = MetricsProcessor(
             [SplitMetrics(s, list(options.metrics[s]), loggers[s]) for s in TRAINING_SPLITS],
             self.renderer,
             reduce=context.reducer(),
             iterations=self.tracking.iterations if self.tracking is not None else None,
             rank=context.rank,
+            non_finite=self.non_finite,
         )
         self.store = MetricStore(loggers)
         self.precision = _mixed_precision(options.mixed_precision, model)
+        self.listeners = Listeners(options.listeners, options.interrupter, context.is_main)
+        self.ema = ModelEma(model, options.ema) if options.ema is not None else None
         self.state = TrainingState(
             model=model,
             optim=learner.optim,
@@ -95,17 +108,19 @@ class Run:
             world_size=context.world_size,
             sharded=self.sharded,
             scaler=self.precision.scaler if self.precision is not None else None,
+            listeners=self.listeners,
+            ema=self.ema,
         )
+        self.listeners.bind(self.state)
         self.checkpointer = LearningCheckpointer(
             options.checkpointer,
             options.checkpointing_strategy,
             options.resume_from,
             is_main=context.is_main,
             before_save=self.tracking.flush if self.tracking is not None else None,
+            after_save=self.listeners.checkpoint,
         )
-        # The inference twin shares storage: one for the run. FSDP's hooks belong to the
-        # sharded model itself, so under FSDP validation runs on it, in eval mode.
-        self.valid_model: nn.Module = model if self.sharded else valid(model)
+        self.valid_model = self._valid_model(model)
         self.grad_sync = (
             GradientSync(context.world_size, overlap=(options.grads_accumulation or 1) == 1)
             if context.enabled and not self.sharded  # FSDP reduce-scatters in backward
@@ -122,6 +137,18 @@ class Run:
             options = self.options
             model = shard_model(model, options.shard_policy, options.mixed_precision)
         return model
+
+    def _valid_model(self, model: nn.Module) -> nn.Module | EmaValidation:
+        """What validation runs: the inference twin (it shares storage: one for the run), or
+        with `with_ema` the average's (and the model's too, with `validate="both"`). FSDP's
+        hooks belong to the sharded model itself, so under FSDP it is validated, in eval mode."""
+        if self.sharded:
+            return model
+        settings = self.options.ema
+        if self.ema is None or settings is None or settings.validate == "model":
+            return valid(model)
+        raw = valid(model) if settings.validate == "both" else None
+        return EmaValidation(valid(self.ema.module), raw)
 
     def _compiled_step(self, model: nn.Module, optim: Optimizer) -> CompiledTrainStep | None:
         """With `compile(step=True)`: train_step and the optimizer step as one graph."""
@@ -153,9 +180,11 @@ class Run:
                 self.tracking.start_run(
                     self.options.artifact_dir, self.options.tracker_config, settings, position
                 )
+            self.listeners.fit_start(self.options.num_epochs, resumed=resumed is not None)
             result = self._epochs()
             self.checkpointer.wait()  # written in the background: every one committed now
-            if self.tracking is not None and not result.interrupted:
+            self.listeners.fit_end(result)
+            if self.tracking is not None and not (result.interrupted or result.stopped_non_finite):
                 summary = learner_summary(self.options, result.epochs_completed)
                 model = final_model_file(self.options.checkpointer)
                 self.tracking.finish(None if summary is None else str(summary), model)
@@ -171,6 +200,7 @@ class Run:
             epochs_completed=resumed.epochs_completed,
             stopped_early=resumed.stopped_early,
             artifact_dir=self.options.artifact_dir,
+            ema=self.ema.module if self.ema is not None else None,
         )
 
     def _show_model(self) -> None:
@@ -195,7 +225,7 @@ class Run:
         while state.position.epoch <= num_epochs:
             epoch = state.position.epoch
             if state.position.phase is Phase.TRAIN and not self._train_epoch(epoch):
-                result.interrupted = True
+                self._ended_in_training(result)
                 break
             if not self._valid_epoch(epoch):
                 result.interrupted = True
@@ -208,13 +238,27 @@ class Run:
             if stop:
                 result.stopped_early = True
                 break
+            if self._stop_after_epoch(epoch):  # e.g. asked by a listener at validation's end
+                result.interrupted = True
+                break
         if interrupter.should_stop():
             log.info("Training interrupted: %s", interrupter.reason)
         result.model = state.model
+        result.ema = self.ema.module if self.ema is not None else None
         return result
 
+    def _ended_in_training(self, result: TrainingResult) -> None:
+        """The train split ended early: interrupted, or stopped by a non-finite value."""
+        if not self.non_finite.stop_requested:
+            result.interrupted = True
+            return
+        result.stopped_non_finite = True
+        if self.context.is_main:
+            self._say(self.non_finite.stop_message(self.options.checkpointer))
+
     def _train_epoch(self, epoch: int) -> bool:
-        """Run the train split from the current position; False if interrupted."""
+        """Run the train split from the current position; False if interrupted or stopped by
+        a non-finite value (`on_non_finite("stop")`)."""
         state, loader = self.state, self.state.loaders[Split.TRAIN]
         if state.position.iteration == 0:
             state.start_epoch(Split.TRAIN)
@@ -231,18 +275,26 @@ class Run:
                 self.grad_sync.prepare(state.model)
             if self.compiled_step is not None:  # train_step and the optimizer step, one graph
                 item = self.compiled_step(batch, lr)
+                if self.ema is not None:
+                    self.ema.update(state.model)
             else:
                 output = self._train_step(batch)
                 self._optimize(output, lr)
                 item = output.item
             state.position.iteration = iteration
-            self.processor.process(Split.TRAIN, item, *self._metadata(loader, iteration, lr))
-            if self._stop_requested(iteration):
-                self.checkpointer.save_iteration(state)
+            metadata, progress = self._metadata(loader, iteration, lr)
+            values = self.processor.process(Split.TRAIN, item, metadata, progress)
+            self.listeners.iteration_end(Split.TRAIN, metadata, values)
+            if self.non_finite.stop_requested:  # seen at this read-back: no checkpoint
                 return False
-            if every and iteration % every == 0:
-                self.checkpointer.save_iteration(state)
-        self.processor.end_epoch(Split.TRAIN, epoch)
+            if self._stop_requested(iteration):
+                self._save_iteration()
+                return False
+            if every and iteration % every == 0 and not self._save_iteration():
+                return False
+        self.listeners.epoch_end(epoch, self.processor.end_epoch(Split.TRAIN, epoch))
+        if self.non_finite.stop_requested:
+            return False
         state.position.phase = Phase.VALID
         if self.context.enabled and self.context.agree(self.options.interrupter.should_stop()):
             # Several ranks agree every `sync_every` iterations, which a short epoch never
@@ -251,10 +303,22 @@ class Run:
             return False
         return True
 
+    def _save_iteration(self) -> bool:
+        """A mid-epoch checkpoint. With on_non_finite("stop") everything pending is read back
+        first, and a non-finite value there writes none (False): the last committed
+        checkpoint keeps finite weights."""
+        if self.non_finite.mode == "stop":
+            self.processor.flush(self.state.position.epoch)  # a collective with several ranks
+            if self.non_finite.stop_requested:
+                return False
+        self.checkpointer.save_iteration(self.state)
+        return True
+
     def _valid_epoch(self, epoch: int) -> bool:
         """Run validation on `model.valid()`; False if interrupted (the epoch is redone)."""
         state, loader = self.state, self.state.loaders[Split.VALID]
         state.start_epoch(Split.VALID)
+        self.listeners.validation_start()
         if self.sharded:
             state.model.eval()
         logger = self.processor.splits[Split.VALID].logger
@@ -264,13 +328,16 @@ class Run:
         with torch.no_grad(), precision:
             for iteration, batch in enumerate(loader.iterate(), 1):
                 item = NO_BATCH if batch is NO_BATCH else model.valid_step(batch)
-                self.processor.process(Split.VALID, item, *self._metadata(loader, iteration))
+                metadata, progress = self._metadata(loader, iteration)
+                values = self.processor.process(Split.VALID, item, metadata, progress)
+                self.listeners.iteration_end(Split.VALID, metadata, values)
                 if self._stop_requested(iteration):  # forget it: redone in full on resume
                     self.processor.clear(Split.VALID)
                     logger.truncate_to(start)
+                    self.listeners.validation_interrupted()
                     self.checkpointer.save_iteration(state)
                     return False
-        self.processor.end_epoch(Split.VALID, epoch)
+        self.listeners.validation_end(epoch, self.processor.end_epoch(Split.VALID, epoch))
         state.position.phase = Phase.DONE
         return True
 
@@ -293,12 +360,17 @@ class Run:
             return _train_step(self.state.model, batch)
 
     def _step(self, lr: float, grads: GradientsParams) -> nn.Module:
-        """The optimizer step; with a loss scaler, unscaled first and skipped on inf/NaN."""
+        """The optimizer step, then the EMA update. With a loss scaler, unscaled first and
+        skipped on inf/NaN; without, skipped so with on_non_finite("skip"/"stop")."""
         state = self.state
         if state.scaler is None:
-            return state.optim.step(lr, state.model, grads)
-        model = state.scaler.step(state.optim, lr, state.model, grads)
-        state.scaler.update()
+            model = self.non_finite.step(state.optim, lr, state.model, grads)
+        else:
+            model = state.scaler.step(state.optim, lr, state.model, grads)
+            self.non_finite.scaled_step(state.scaler)
+            state.scaler.update()
+        if self.ema is not None:
+            self.ema.update(model)
         return model
 
     def _stop_requested(self, iteration: int) -> bool:
@@ -307,6 +379,13 @@ class Run:
         if not self.context.enabled:
             return stop
         return iteration % self.processor.sync_every == 0 and self.context.agree(stop)
+
+    def _stop_after_epoch(self, epoch: int) -> bool:
+        """Whether a stop was asked for by the end of `epoch` (now checkpointed), e.g. by a
+        listener at validation's end; not after the last epoch. Rank 0 decides for all."""
+        if epoch >= self.options.num_epochs:
+            return False
+        return self.context.agree(self.options.interrupter.should_stop())
 
     def _metadata(
         self, loader: DataAdapter, iteration: int, lr: float | None = None
@@ -355,7 +434,7 @@ class Run:
         options, context = self.options, self.context
         installer = options.application_logger if context.is_main else None
         with contextlib.ExitStack() as stack:
-            stack.enter_context(_run_lock(context, options.artifact_dir))
+            stack.enter_context(context.run_lock(options.artifact_dir))
             if installer is not None:
                 installer.install()
                 stack.callback(installer.uninstall)
@@ -372,7 +451,7 @@ class Run:
             if self.grad_sync is not None:
                 stack.callback(self.grad_sync.close)
             stack.enter_context(_deterministic(options.deterministic))
-            modules = [self.state.model, self.valid_model]
+            modules = [self.state.model, *_modules_of(self.valid_model)]
             if self.compiled_step is None:
                 stack.enter_context(compiled_forward(modules, options.compile))
             else:
@@ -405,29 +484,22 @@ def learner_summary(options: LearnerOptions, epochs: int | None = None) -> Learn
         return None
 
 
-@contextlib.contextmanager
-def _run_lock(context: DistributedContext, directory: Path) -> Iterator[None]:
-    """Rank 0 holds the artifact directory's lock for the fit; every rank fails if it can't."""
-    lock = RunLock(directory)
-    error: RunLockedError | None = None
-    if context.is_main:
-        try:
-            lock.acquire()
-        except RunLockedError as raised:
-            error = raised
-    if context.agree(error is not None):
-        raise error or RunLockedError(
-            f"Rank 0 could not lock the artifact directory {str(directory)!r}: another run is "
-            "writing there (rank 0's error says which). Use another artifact directory."
-        )
-    try:
-        yield
-    finally:
-        lock.release()
-
-
 def _mixed_precision(dtype: torch.dtype | None, model: nn.Module) -> MixedPrecision | None:
     return MixedPrecision(dtype, model_device(model)) if dtype is not None else None
+
+
+def _teller(renderer: MetricsRenderer) -> Callable[[str], None]:
+    """Tells the user, on the console and in the experiment log (rank 0)."""
+
+    def say(text: str) -> None:
+        log.warning(text)
+        renderer.message(text)
+
+    return say
+
+
+def _modules_of(valid_model: nn.Module | EmaValidation) -> list[nn.Module]:
+    return valid_model.modules if isinstance(valid_model, EmaValidation) else [valid_model]
 
 
 def _train_step(model: nn.Module, batch: Any) -> TrainOutput:

@@ -52,13 +52,14 @@ TRAINING_SPLITS = (Split.TRAIN, Split.VALID)
 """The splits a `Learner` runs, in order."""
 
 
-def check_split(split: Split | str) -> Split:
-    """`split` as a `Split`, if it is one a `Learner` runs (`"train"` or `"valid"`).
+def check_split(split: Split | str, splits: tuple[Split, ...] = TRAINING_SPLITS) -> Split:
+    """`split` as a `Split`, if it is one of `splits` (default: those a `Learner` runs,
+    `"train"` and `"valid"`; renderers also take the `Evaluator`'s `"test"`).
 
     Raises:
         ValueError: for any other value.
     """
-    if split not in TRAINING_SPLITS:
-        allowed = tuple(s.value for s in TRAINING_SPLITS)
+    if split not in splits:
+        allowed = tuple(s.value for s in splits)
         raise ValueError(f"`split` must be one of {allowed}. Received: split={split!r}.")
     return Split(split)

@@ -1,4 +1,5 @@
-"""What a model implements to be trained by the Learner (Burn's `TrainStep` / `ValidStep`)."""
+"""What a model implements to be trained by the Learner and evaluated by the Evaluator (Burn's
+`TrainStep`, `ValidStep` and Burn main's name for the latter, `InferenceStep`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from burnish.train.output import TrainOutput
 
-__all__ = ["TrainStep", "ValidStep"]
+__all__ = ["InferenceStep", "TestStep", "TrainStep", "ValidStep"]
 
 
 @runtime_checkable
@@ -30,4 +31,18 @@ class ValidStep(Protocol):
     """
 
     def valid_step(self, batch: Any) -> Any:
+        """Run the forward pass on `batch` (no autograd); return the item the metrics read."""
+
+
+InferenceStep = ValidStep
+"""Burn main's name for `ValidStep` (`InferenceStep::step`): the step validation and the
+`Evaluator` run. A model implements it as `valid_step(batch)`."""
+
+
+@runtime_checkable
+class TestStep(Protocol):
+    """A model with a step of its own for the test split: the `Evaluator` runs `test_step`
+    when the model has one, else `valid_step`."""
+
+    def test_step(self, batch: Any) -> Any:
         """Run the forward pass on `batch` (no autograd); return the item the metrics read."""

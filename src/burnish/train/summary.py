@@ -69,10 +69,12 @@ def _order(entry: MetricSummaryEntry) -> tuple[bool, float]:
 
 @dataclasses.dataclass(frozen=True)
 class SummaryMetrics:
-    """The metric summaries of the training and validation splits."""
+    """The metric summaries of the training and validation splits, and of each evaluation
+    (`test`: the evaluation's directory name under `test/` -> its metrics, one entry each)."""
 
     train: list[MetricSummary]
     valid: list[MetricSummary]
+    test: dict[str, list[MetricSummary]] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,7 +111,8 @@ class LearnerSummary:
         metrics: Iterable[str] | None = None,
         epochs: int | None = None,
     ) -> LearnerSummary:
-        """Read the summary from `<artifact_dir>/train` and `<artifact_dir>/valid` logs.
+        """Read the summary from `<artifact_dir>/train` and `<artifact_dir>/valid` logs, and
+        the evaluations' `<artifact_dir>/test/<name>/` logs (an `Evaluator`'s).
 
         Args:
             artifact_dir: The learner's artifact directory.
@@ -119,7 +122,8 @@ class LearnerSummary:
                 None for every epoch that has logs.
 
         Raises:
-            FileNotFoundError: if `artifact_dir` or both its `train` and `valid` are missing.
+            FileNotFoundError: if `artifact_dir` is missing, or has none of `train`, `valid`
+                and `test`.
         """
         directory = Path(artifact_dir)
         if not directory.is_dir():
@@ -128,18 +132,29 @@ class LearnerSummary:
                 "to `LearnerBuilder(artifact_dir)`."
             )
         train, valid = (FileMetricLogger(directory / s) for s in (Split.TRAIN, Split.VALID))
-        if not train.directory.is_dir() and not valid.directory.is_dir():
+        tests = _evaluation_loggers(directory)
+        if not train.directory.is_dir() and not valid.directory.is_dir() and not tests:
             raise FileNotFoundError(
-                f"No training or validation artifacts found at: {directory} (expected `train/` "
-                "or `valid/` with `epoch-N/<Metric>.log` files)."
+                f"No training, validation or test artifacts found at: {directory} (expected "
+                "`train/` or `valid/` with `epoch-N/<Metric>.log` files, or `test/<name>/`)."
             )
         store = MetricStore({Split.TRAIN: train, Split.VALID: valid})
         if epochs is None:
             epochs = max(train.epochs(), valid.epochs())
-        if metrics is not None:
-            return cls.from_store(store, list(metrics), epochs)
-        names = sorted(set(train.metric_names()) | set(valid.metric_names()))
-        return cls.from_store(store, names, epochs, skip_unreadable=True)
+        loggers = [train, valid, *tests.values()]
+        skip = metrics is None
+        names = (
+            list(metrics)
+            if metrics is not None
+            else sorted({n for logger in loggers for n in logger.metric_names()})
+        )
+        summary = cls.from_store(store, names, epochs, skip_unreadable=skip)
+        test = {
+            tag: _collect(MetricStore({Split.TEST: logger}), names, Split.TEST, 1, skip)
+            for tag, logger in tests.items()
+        }
+        metrics_ = dataclasses.replace(summary.metrics, test={k: v for k, v in test.items() if v})
+        return dataclasses.replace(summary, metrics=metrics_)
 
     @classmethod
     def from_store(
@@ -157,29 +172,22 @@ class LearnerSummary:
             epochs: The number of epochs to read.
             skip_unreadable: Leave out metrics whose logs are not numeric instead of raising.
         """
-        summaries: dict[Split, list[MetricSummary]] = {}
-        for split in (Split.TRAIN, Split.VALID):
-            summaries[split] = []
-            for name in metrics:
-                try:
-                    summary = MetricSummary.collect(store, name, split, epochs)
-                except ValueError as error:
-                    if not skip_unreadable:
-                        raise
-                    if isinstance(error, DamagedLogError):  # not a text metric: say so
-                        log.warning("%s %s is left out of the summary: %s", split, name, error)
-                    summary = None
-                if summary is not None:
-                    summaries[split].append(summary)
-        return cls(epochs, SummaryMetrics(summaries[Split.TRAIN], summaries[Split.VALID]))
+        names = list(metrics)
+        train, valid = (
+            _collect(store, names, split, epochs, skip_unreadable)
+            for split in (Split.TRAIN, Split.VALID)
+        )
+        return cls(epochs, SummaryMetrics(train, valid))
 
     def with_model(self, name: str) -> LearnerSummary:
         """A copy that shows `name` (e.g. `str(model)`) above the table."""
         return dataclasses.replace(self, model=name)
 
     def __str__(self) -> str:
-        split_width = max(len("Split"), len("Train"), len("Valid"))
+        tests = {f"Test ({tag})": metrics for tag, metrics in sorted(self.metrics.test.items())}
+        split_width = max([len("Split"), len("Train"), len("Valid")] + [len(t) for t in tests])
         all_metrics = self.metrics.train + self.metrics.valid
+        all_metrics += [metric for metrics in tests.values() for metric in metrics]
         metric_width = max([len("Metric")] + [len(metric.name) for metric in all_metrics])
         text = f"{'=' * 24} Learner Summary {'=' * 24}\n"
         if self.model is not None:
@@ -191,17 +199,52 @@ class LearnerSummary:
             f"|{'-' * (split_width + 2)}|{'-' * (metric_width + 2)}"
             "|----------|----------|----------|----------|\n"
         )
-        for split, metrics in (("Train", self.metrics.train), ("Valid", self.metrics.valid)):
+        rows = [("Train", self.metrics.train), ("Valid", self.metrics.valid), *tests.items()]
+        for split, metrics in rows:
             for metric in metrics:
                 if not metric.entries:
                     continue
                 low, high = metric.min, metric.max
+                # An evaluation has no epochs: its one value shows in both columns, no epoch.
+                steps = ("-", "-") if split.startswith("Test") else (low.step, high.step)
                 text += (
                     f"| {split:<{split_width}} | {metric.name:<{metric_width}} "
-                    f"| {_format_value(low.value)}| {low.step:<9}"
-                    f"| {_format_value(high.value)}| {high.step:<9}|\n"
+                    f"| {_format_value(low.value)}| {steps[0]:<9}"
+                    f"| {_format_value(high.value)}| {steps[1]:<9}|\n"
                 )
         return text
+
+
+def _collect(
+    store: MetricStore, names: list[str], split: Split, epochs: int, skip_unreadable: bool
+) -> list[MetricSummary]:
+    """The summaries of `names` on `split` that have values (unreadable ones left out with a
+    warning when `skip_unreadable`, else raised)."""
+    summaries = []
+    for name in names:
+        try:
+            summary = MetricSummary.collect(store, name, split, epochs)
+        except ValueError as error:
+            if not skip_unreadable:
+                raise
+            if isinstance(error, DamagedLogError):  # not a text metric: say so
+                log.warning("%s %s is left out of the summary: %s", split, name, error)
+            summary = None
+        if summary is not None:
+            summaries.append(summary)
+    return summaries
+
+
+def _evaluation_loggers(directory: Path) -> dict[str, FileMetricLogger]:
+    """The loggers of the evaluations under `<directory>/test/`, by name (sorted)."""
+    root = directory / Split.TEST.value
+    if not root.is_dir():
+        return {}
+    return {
+        path.name: FileMetricLogger.new_eval(path)
+        for path in sorted(root.iterdir())
+        if path.is_dir() and any(path.glob("*.log"))
+    }
 
 
 def _format_value(value: float) -> str:

@@ -229,7 +229,7 @@ def run_settings(
     """The learner's own settings, recorded by the trackers beside the user's config."""
     precision = options.mixed_precision
     device = context.device or next((p.device for p in state.model.parameters()), "cpu")
-    return {
+    settings: dict[str, Any] = {
         "num_epochs": options.num_epochs,
         "grads_accumulation": options.grads_accumulation or 1,
         "lr_step": options.lr_step,
@@ -239,7 +239,11 @@ def run_settings(
         "strategy": options.strategy,
         "mixed_precision": str(precision).removeprefix("torch.") if precision else "float32",
         "optimizer": type(state.optim).__name__,
+        "on_non_finite": options.on_non_finite,
     }
+    if options.ema is not None:
+        settings["ema_decay"] = options.ema.decay
+    return settings
 
 
 def final_model_file(checkpointer: FileCheckpointer | None) -> Path | None:

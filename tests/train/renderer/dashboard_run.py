@@ -1,11 +1,12 @@
 """A short training script for the dashboard tests in a real terminal (tmux).
 
-    python tests/train/renderer/dashboard_run.py ARTIFACT_DIR [--epochs N]
+    python tests/train/renderer/dashboard_run.py ARTIFACT_DIR [--epochs N] [--throughput]
     torchrun --nproc-per-node=2 tests/train/renderer/dashboard_run.py ARTIFACT_DIR
 
 640 items in batches of 32: under two ranks an epoch is 10 iterations per rank, shorter than
 the metric gather (every 16 iterations), so the dashboard hears of an epoch only at its end.
-Prints `dashboard_run: <epochs completed> <interrupted>` when `fit` returns.
+Prints `dashboard_run: <epochs completed> <interrupted>` when `fit` returns. `--throughput`
+adds a `ThroughputMetric` with MFU to the training metrics.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from burnish.data.dataloader import Batcher, DataLoaderBuilder
 from burnish.data.dataset import InMemDataset
 from burnish.optim import SgdConfig
 from burnish.train import LearnerBuilder, RegressionOutput, TrainOutput
-from burnish.train.metric import LossMetric
+from burnish.train.metric import LossMetric, ThroughputMetric
 
 
 @dataclass
@@ -62,18 +63,21 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("artifact_dir", type=Path)
     parser.add_argument("--epochs", type=int, default=1000)
+    parser.add_argument("--throughput", action="store_true")
     args = parser.parse_args()
     bn.seed(0)
     inputs = torch.randn(640, 4)
     items = list(zip(inputs, inputs.sum(1, keepdim=True)))
     loader = DataLoaderBuilder(PairBatcher()).batch_size(32)
-    learner = (
+    builder = (
         LearnerBuilder(args.artifact_dir)
         .metric_train_numeric(LossMetric())
         .metric_valid_numeric(LossMetric())
         .num_epochs(args.epochs)
-        .build(Regression(), SgdConfig().init(), 1e-2)
     )
+    if args.throughput:
+        builder = builder.metric_train_numeric(ThroughputMetric(flops_per_item=1e6, peak_flops=1e9))
+    learner = builder.build(Regression(), SgdConfig().init(), 1e-2)
     result = learner.fit(loader.shuffle(0).build(InMemDataset(items)),
                          loader.build(InMemDataset(items[:64])))  # fmt: skip
     if int(os.environ.get("RANK", "0")) == 0:

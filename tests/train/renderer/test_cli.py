@@ -111,6 +111,7 @@ def test_invalid_calls_are_rejected():
         renderer.start(0, Interrupter())
     renderer.start(1, Interrupter())
     with pytest.raises(
-        ValueError, match=r"`split` must be one of \('train', 'valid'\)\. Received: split='test'"
+        ValueError,
+        match=r"`split` must be one of \('train', 'valid', 'test'\)\. Received: split='holdout'",
     ):
-        renderer.end_epoch("test", 1, {})
+        renderer.end_epoch("holdout", 1, {})

@@ -80,7 +80,7 @@ def test_invalid_use_is_rejected():
         with pytest.raises(RuntimeError, match=r"`TuiMetricsRenderer.start` was called twice"):
             renderer.start(1, Interrupter())
         with pytest.raises(ValueError, match=r"`split` must be one of"):
-            renderer.render(RenderSnapshot("test", TrainingProgress(1, 1, 1, 1, 1)))
+            renderer.render(RenderSnapshot("holdout", TrainingProgress(1, 1, 1, 1, 1)))
     finally:
         renderer.close()
 
@@ -90,6 +90,17 @@ def test_a_message_without_a_run_is_printed_plainly():
     renderer.message("Training is already complete: 3 epochs [final]")
     renderer.close()
     assert out.getvalue() == "Training is already complete: 3 epochs [final]\n"
+
+
+def test_a_message_during_a_run_is_printed_once_the_dashboard_has_left():
+    renderer, out = make()
+    renderer.start(1, Interrupter())
+    renderer.message("Non-finite loss (nan) at epoch 1, iteration 5 [said]")
+    assert "[said]" not in out.getvalue()  # the alternate screen would swallow it
+    renderer.close()
+    output = out.getvalue()
+    assert output.count("[said]") == 1
+    assert output.index("[said]") > output.rindex(LEAVE_ALT_SCREEN)
 
 
 def test_a_drawing_failure_switches_to_plain_lines_at_once(monkeypatch, capsys):
@@ -127,3 +138,22 @@ def test_a_drawing_failure_switches_to_plain_lines_at_once(monkeypatch, capsys):
     assert "Training stopped: stopped on purpose." in plain
     assert "failed to draw" not in capsys.readouterr().err  # said once
     assert sys.excepthook != renderer._excepthook
+
+
+def test_an_evaluation_shows_the_test_split_by_name():
+    from burnish.train.renderer.tui.dashboard import DashboardState
+    from burnish.train.split import Split
+
+    state = DashboardState(1)
+    state.start_test("mnist-test")
+    state.update(
+        RenderSnapshot(Split.TEST, TrainingProgress(1, 1, 3, 300, 1000), {"Loss": (0.5, 0.6)})
+    )
+    assert state.columns() == [Split.TEST]
+    console = Console(file=io.StringIO(), width=120, height=30, color_system=None)
+    console.print(build_dashboard(state))
+    screen = console.file.getvalue()
+    assert "Testing" in screen and "mnist-test" in screen and "300/1000" in screen
+    assert "Train" not in screen and "Valid" not in screen
+    state.end_epoch(Split.TEST, 1, {"Loss": 0.55})
+    assert state.splits[Split.TEST].numeric["Loss"] == (0.5, 0.55)

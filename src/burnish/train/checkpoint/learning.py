@@ -11,7 +11,9 @@ collectives (metric flushes).
 The loop pays only for a snapshot: the records are copied to the host (`host_snapshot`) and
 handed to an `AsyncCheckpointer`, whose thread serializes, fsyncs and commits them, then
 carries out the deletions that checkpoint decided. One write runs at a time; a failed write is
-raised in the loop at the next save or at `wait` (the end of `fit`, see `writes`).
+raised in the loop at the next save or at `wait` (the end of `fit`, see `writes`). `after_save`
+(the listeners' `on_checkpoint`) is called on the loop's thread once a checkpoint has
+committed: when the loop next waits for the writer (the next save, or the end of `fit`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from burnish.train.checkpoint.snapshot import host_snapshot
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import torch
 
     from burnish.train.checkpoint.strategy import CheckpointingStrategy
@@ -53,6 +57,9 @@ class LearningCheckpointer:
         is_main: whether this process writes (rank 0).
         before_save: called on rank 0 right before a checkpoint is committed (trackers make
             their points durable there, so a resume never loses them).
+        after_save: called on rank 0, on the loop's thread, with each checkpoint once it has
+            committed, its directory and the global step it was taken at (the listeners'
+            `on_checkpoint`); at the next save or at the end of the run (`wait`).
     """
 
     def __init__(
@@ -62,14 +69,17 @@ class LearningCheckpointer:
         resume_from: int | ResumeFrom | None = None,
         is_main: bool = True,
         before_save: Callable[[], None] | None = None,
+        after_save: Callable[[CheckpointId, Path, int], None] | None = None,
     ) -> None:
         self.checkpointer = checkpointer
         self.strategy = strategy
         self.resume_from = resume_from
         self.is_main = is_main
         self.before_save = before_save
+        self.after_save = after_save
         self.retention = Retention()
         self.writer = AsyncCheckpointer()
+        self._unannounced: list[tuple[CheckpointId, int]] = []  # submitted, not yet told
 
     def restore(
         self,
@@ -116,12 +126,13 @@ class LearningCheckpointer:
         records = self._records(state) if state.sharded else None  # gathered by every rank
         if not self.is_main:
             return
-        self.writer.wait()  # one write at a time, one snapshot in memory
+        self.wait()  # one write at a time, one snapshot in memory
         point = CheckpointId(state.position.epoch, state.position.iteration)
         if self.before_save is not None:
             self.before_save()
         snapshot = self._snapshot(state, records if records is not None else self._records(state))
         self.writer.submit(point.name, lambda: self._write_iteration(point, snapshot))
+        self._unannounced.append((point, state.step))
 
     def save_epoch(
         self, epoch: int, state: TrainingState, store: MetricFinder, end: RunEnd | None = None
@@ -149,7 +160,7 @@ class LearningCheckpointer:
         records = self._records(state, end) if saving and state.sharded else None  # every rank
         if not self.is_main:
             return
-        self.writer.wait()
+        self.wait()
         snapshot = None
         if saving:
             if self.before_save is not None:
@@ -159,10 +170,18 @@ class LearningCheckpointer:
             )
         name = CheckpointId(epoch).name
         self.writer.submit(name, lambda: self._write_epoch(epoch, snapshot, deletions))
+        if saving:
+            self._unannounced.append((CheckpointId(epoch), state.step))
 
     def wait(self) -> None:
-        """Block until every checkpoint asked for is committed; raise a write's error."""
+        """Block until every checkpoint asked for is committed, then call `after_save` for
+        each; raise a write's error (that checkpoint was not committed)."""
+        unannounced, self._unannounced = self._unannounced, []
         self.writer.wait()
+        if self.after_save is None or self.checkpointer is None:
+            return
+        for point, step in unannounced:
+            self.after_save(point, self.checkpointer.directory / point.name, step)
 
     @contextlib.contextmanager
     def writes(self) -> Iterator[None]:
@@ -174,6 +193,7 @@ class LearningCheckpointer:
         try:
             yield
         except BaseException as raised:
+            self._unannounced = []  # the run is failing: no listener is called any more
             error = self.writer.finish()
             if error is not None:
                 log.error("Writing a checkpoint failed: %r", error)

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from burnish.train.accumulation import Accumulation
     from burnish.train.data_adapter import DataAdapter
     from burnish.train.early_stopping import EarlyStoppingStrategy
+    from burnish.train.ema import ModelEma
+    from burnish.train.listener_dispatch import Listeners
     from burnish.train.processor import MetricsProcessor
 
 __all__ = ["TrainingState"]
@@ -42,6 +44,8 @@ class TrainingState:
         early_stopping: the early-stopping strategy, if any.
         world_size: how many ranks train together.
         scaler: the float16 loss scaler, if any.
+        listeners: the run's listeners (those with `to_record` are checkpointed).
+        ema: the moving average of the weights (`with_ema`), if any: its own `ema` record.
         sharded: whether the model is sharded with FSDP: records are then gathered whole
             (every rank takes part) and cut back into shards when loaded.
         position: where the loop is.
@@ -59,6 +63,8 @@ class TrainingState:
     early_stopping: EarlyStoppingStrategy | None = None
     world_size: int = 1
     scaler: GradScaler | None = None
+    listeners: Listeners | None = None
+    ema: ModelEma | None = None
     sharded: bool = False
     position: Position = dataclasses.field(default_factory=Position)
     epoch_start: dict[Split, Any] = dataclasses.field(default_factory=dict)
@@ -70,7 +76,8 @@ class TrainingState:
         self.epoch_start[split] = self.loaders[split].to_record()
 
     def to_records(self) -> dict[str, Any]:
-        """The checkpoint's files: `model`, `optim`, `scheduler` and `learner` records.
+        """The checkpoint's files: `model`, `optim`, `scheduler` and `learner` records (and
+        `ema` with an average).
 
         Pending metric entries must have been written first (`processor.flush`). When
         `sharded`, every rank must call it (ranks other than 0 get None for the tensors).
@@ -81,6 +88,8 @@ class TrainingState:
             "scheduler": self.lr_scheduler.to_record(),
             "learner": self._loop_record(),
         }
+        if self.ema is not None:
+            records["ema"] = self.ema.to_record()
         if self.sharded:
             from burnish.train.fsdp import gather_records
 
@@ -97,6 +106,8 @@ class TrainingState:
         load_record(self.model, records["model"])
         if device is not None:
             self.model.to(device)
+        if self.ema is not None:
+            self.ema.load_record(records.get("ema"), self.model)
         self.optim.load_record(records["optim"])
         self.lr_scheduler.load_record(records["scheduler"])
         loop = records["learner"]
@@ -113,6 +124,8 @@ class TrainingState:
         self.accumulation.load_record(loop["accumulation"], self.model)
         if self.scaler is not None and loop.get("grad_scaler") is not None:
             self.scaler.load_record(loop["grad_scaler"])
+        if self.listeners is not None:
+            self.listeners.load_record(loop.get("listeners"))
 
     def log_positions(self) -> dict[str, Any]:
         """Each split's committed log lines, as of the current position."""
@@ -136,6 +149,7 @@ class TrainingState:
             "early_stopping": _record_of(self.early_stopping),
             "accumulation": self.accumulation.to_record(),
             "grad_scaler": _record_of(self.scaler),
+            "listeners": _record_of(self.listeners),
             "world_size": self.world_size,
             "step": self.step,
             "lr": self.lr,

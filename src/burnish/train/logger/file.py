@@ -75,11 +75,28 @@ class FileMetricLogger(MetricLogger):
         self._opened: set[tuple[int, str]] = set()  # (epoch, name) already written by this logger
         self._names: dict[str, str] = {}  # file stem -> metric name, to catch collisions
         self._stored: set[tuple[str, str]] = set()  # (stem, name) in metric-names.json
+        self._eval = False  # Burn's evaluation layout: no `epoch-N` directory
+
+    @classmethod
+    def new_eval(cls, directory: str | os.PathLike) -> FileMetricLogger:
+        """A logger in Burn's evaluation layout (`FileMetricLogger::new_eval`): the files of
+        its one epoch are `<directory>/<Metric>.log` and `<directory>/aggregates.json`, with no
+        `epoch-N` directory (the `Evaluator` writes `<artifact_dir>/test/<name>/` so).
+
+        Example:
+            >>> logger = FileMetricLogger.new_eval("artifacts/test/mnist-test")
+            >>> logger.file_path("Accuracy", 1).as_posix()
+            'artifacts/test/mnist-test/Accuracy.log'
+        """
+        logger = cls(directory)
+        logger._eval = True
+        return logger
 
     # ---------------------------------------------------------------- paths
     def epoch_directory(self, epoch: int) -> Path:
-        """`<directory>/epoch-<epoch>`."""
-        return self.directory / f"{EPOCH_PREFIX}{check_epoch(epoch)}"
+        """`<directory>/epoch-<epoch>` (`<directory>` itself in the evaluation layout)."""
+        check_epoch(epoch)
+        return self.directory if self._eval else self.directory / f"{EPOCH_PREFIX}{epoch}"
 
     def file_path(self, name: str, epoch: int) -> Path:
         """`<directory>/epoch-<epoch>/<sanitised name>.log`."""
@@ -132,6 +149,8 @@ class FileMetricLogger(MetricLogger):
     def _epoch_dirs(self) -> list[int]:
         if not self.directory.is_dir():
             return []
+        if self._eval:  # one epoch, if anything was logged
+            return [1] if any(self.directory.glob("*.log")) else []
         epochs = []
         for path in self.directory.iterdir():
             suffix = path.name[len(EPOCH_PREFIX) :]

@@ -34,9 +34,11 @@ from burnish.train.metric.hamming import HammingScore, HammingScoreInput
 from burnish.train.metric.learning_rate import LearningRateMetric
 from burnish.train.metric.loss import LossInput, LossMetric
 from burnish.train.metric.perplexity import PerplexityInput, PerplexityMetric
+from burnish.train.metric.skipped_steps import SkippedStepsMetric
 from burnish.train.metric.speed import IterationSpeedMetric
 from burnish.train.metric.state import NumericMetricState, StatefulNumeric
 from burnish.train.metric.system import CpuMemory, CpuUse, CudaMetric
+from burnish.train.metric.throughput import ThroughputMetric
 from burnish.train.metric.torchmetric import TorchMetric, TorchMetricInput
 
 __all__ = [
@@ -76,6 +78,8 @@ __all__ = [
     "PerplexityMetric",
     "PrecisionMetric",
     "RecallMetric",
+    "ThroughputMetric",
+    "SkippedStepsMetric",
     "TopKAccuracyMetric",
     "TorchMetric",
 ]

@@ -210,6 +210,11 @@ class Metric(ABC):
     def clear(self) -> None:  # noqa: B027 (a no-op default, not an abstract method)
         """Forget the epoch's state; the learner calls it at the end of each epoch."""
 
+    def companions(self) -> tuple[Metric, ...]:
+        """Metrics that come with this one: registering it registers them right after it, on
+        the same split (`ThroughputMetric`'s `MFU`). Default: none."""
+        return ()
+
     def to_record(self) -> dict[str, Any]:
         """The mid-epoch state, so a resumed run continues the epoch's value exactly."""
         return {}

@@ -53,7 +53,8 @@ class RenderSnapshot:
     """The metric values of one iteration, read from the device at the renderer's rate.
 
     Attributes:
-        split: `Split.TRAIN` or `Split.VALID` (equal to `"train"`/`"valid"`).
+        split: `Split.TRAIN`, `Split.VALID` or, in an evaluation, `Split.TEST` (equal to
+            `"train"`/`"valid"`/`"test"`).
         progress: Where the learner is.
         numeric: Numeric metric name -> `(current, running)`: the value of the last batch and
             the running value of the epoch so far, both host floats.
@@ -71,12 +72,22 @@ class MetricsRenderer(ABC):
 
     Call order: `start` once, then per iteration `due()` and, only when it returns True,
     `render(snapshot)`; `end_epoch` after each epoch of each split; `close` at the end (also
-    when training fails). A renderer is also a context manager that closes itself.
+    when training fails). An `Evaluator` calls `start_test(name, ...)` before each data set
+    it evaluates instead of `start`, then renders `Split.TEST` and ends it as epoch 1. A
+    renderer is also a context manager that closes itself.
     """
 
     @abstractmethod
     def start(self, num_epochs: int, interrupter: Interrupter) -> None:
         """Begin a run of `num_epochs` epochs; `interrupter` receives stop requests."""
+
+    def start_test(self, name: str, interrupter: Interrupter) -> None:
+        """Begin the evaluation of the data set `name` (the test split); default: `start(1)`.
+
+        An `Evaluator` evaluating several data sets calls it once for each, without `close`
+        in between.
+        """
+        self.start(1, interrupter)
 
     @abstractmethod
     def due(self) -> bool:

@@ -73,6 +73,7 @@ class CliMetricsRenderer(MetricsRenderer):
         self._phase_started = 0.0
         self._interrupter: Interrupter | None = None
         self._num_epochs = 0
+        self._test_name: str | None = None  # the data set an evaluation is on
 
     def start(self, num_epochs: int, interrupter: Interrupter) -> None:
         """Print the run's header and start the clocks."""
@@ -83,6 +84,16 @@ class CliMetricsRenderer(MetricsRenderer):
         self._phase_started = now
         self._deadline = now + self.interval_s if self.interval_s is not None else math.inf
         self._print(f"Training for {num_epochs} epoch{'s' if num_epochs > 1 else ''}.")
+
+    def start_test(self, name: str, interrupter: Interrupter) -> None:
+        """Print which data set is evaluated; its lines say `[test <name>]`."""
+        self._interrupter = interrupter
+        self._num_epochs = 1
+        self._test_name = name
+        now = self._clock()
+        self._phase_started = now
+        self._deadline = now + self.interval_s if self.interval_s is not None else math.inf
+        self._print(f"Evaluating {name}.")
 
     def model_summary(self, summary: ModelSummary) -> None:
         """Print the model's parameter table."""
@@ -99,7 +110,7 @@ class CliMetricsRenderer(MetricsRenderer):
 
     def render(self, snapshot: RenderSnapshot) -> None:
         """Print a progress line if the interval passed or a percent step was crossed."""
-        check_split(snapshot.split)
+        check_split(snapshot.split, tuple(Split))
         progress = snapshot.progress
         key = (snapshot.split, progress.epoch)
         now = self._clock()
@@ -120,10 +131,13 @@ class CliMetricsRenderer(MetricsRenderer):
 
     def end_epoch(self, split: Split | str, epoch: int, values: dict[str, float]) -> None:
         """Print the epoch's final metric values and how long the epoch took."""
-        split = check_split(split)
+        split = check_split(split, tuple(Split))
         now = self._clock()
         elapsed = now - self._phase_started
-        parts = [f"[{split}] epoch {epoch}/{self._num_epochs} done in {elapsed:.1f}s"]
+        if split == Split.TEST:
+            parts = [f"{self._label(split)} done in {elapsed:.1f}s"]
+        else:
+            parts = [f"[{split}] epoch {epoch}/{self._num_epochs} done in {elapsed:.1f}s"]
         parts += [f"{name} {format_value(value)}" for name, value in values.items()]
         self._print(" | ".join(parts))
         self._phase_started = now
@@ -135,12 +149,15 @@ class CliMetricsRenderer(MetricsRenderer):
         """Say why training stopped early, if it did."""
         interrupter, self._interrupter = self._interrupter, None
         if interrupter is not None and interrupter.should_stop():
-            self._print(f"Training stopped: {interrupter.reason or 'stop requested'}.")
+            what = "Evaluation" if self._test_name is not None else "Training"
+            self._print(f"{what} stopped: {interrupter.reason or 'stop requested'}.")
 
     def _progress_line(self, snapshot: RenderSnapshot) -> str:
         progress = snapshot.progress
-        parts = [
-            f"[{snapshot.split}] epoch {progress.epoch}/{progress.epoch_total}",
+        parts = [self._label(snapshot.split)]
+        if snapshot.split != Split.TEST:
+            parts[0] += f" epoch {progress.epoch}/{progress.epoch_total}"
+        parts += [
             f"iteration {progress.iteration}",
             f"items {progress.items_processed}/{progress.items_total} ({progress.fraction:.1%})",
         ]
@@ -148,6 +165,12 @@ class CliMetricsRenderer(MetricsRenderer):
             parts.append(f"{name} {format_value(current)} (epoch {format_value(running)})")
         parts += [f"{name} {value}" for name, value in snapshot.text.items()]
         return " | ".join(parts)
+
+    def _label(self, split: Split) -> str:
+        """`[train]`, `[valid]`, or `[test <name>]` in an evaluation."""
+        if split == Split.TEST and self._test_name is not None:
+            return f"[test {self._test_name}]"
+        return f"[{split}]"
 
     def _predict_next_call(self, key: tuple[str, int], items: int, total: int) -> None:
         """Set the call count at which the next percent step should be crossed."""

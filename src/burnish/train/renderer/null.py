@@ -15,6 +15,9 @@ class NullRenderer(MetricsRenderer):
     def start(self, num_epochs: int, interrupter: Interrupter) -> None:
         """Nothing to start."""
 
+    def start_test(self, name: str, interrupter: Interrupter) -> None:
+        """Nothing to start."""
+
     def due(self) -> bool:
         """Never due."""
         return False

@@ -47,7 +47,9 @@ class DashboardState:
         self.clock = clock
         self.started = clock()
         self.mode = Split.TRAIN
-        self.splits = {split: SplitState() for split in TRAINING_SPLITS}
+        self.splits = {split: SplitState() for split in Split}
+        self.test_name: str | None = None  # the data set an evaluation is on
+        self.test_started = self.started
         self.history = MetricHistory()
         self.estimate = ProgressEstimate(clock)
         self.selected = 0
@@ -80,6 +82,21 @@ class DashboardState:
         if split == Split.TRAIN:  # the epoch's items are all done, seen or not
             self.estimate.update(TrainingProgress(epoch, self.num_epochs, 0, 1, 1))
 
+    def start_test(self, name: str) -> None:
+        """An evaluation of the data set `name` begins: the test split starts afresh."""
+        self.test_name = name
+        self.mode = Split.TEST
+        self.test_started = self.clock()
+        self.splits[Split.TEST] = SplitState()
+
+    def columns(self) -> list[Split]:
+        """The splits the panels show: train and valid in a training run, the test split once
+        an evaluation reported (alone when nothing trained)."""
+        if self.test_name is None:
+            return list(TRAINING_SPLITS)
+        trained = any(self.splits[s].progress or self.splits[s].epoch_done for s in TRAINING_SPLITS)
+        return [*TRAINING_SPLITS, Split.TEST] if trained else [Split.TEST]
+
     @property
     def selected_name(self) -> str | None:
         """The plotted metric, None until a numeric metric was reported."""
@@ -99,8 +116,8 @@ class DashboardState:
         return False
 
     def text_names(self) -> list[str]:
-        """Text metric names of both splits, in order of first appearance."""
+        """Text metric names of the shown splits, in order of first appearance."""
         names: dict[str, None] = {}
-        for split in TRAINING_SPLITS:
+        for split in self.columns():
             names.update(dict.fromkeys(self.splits[split].text))
         return list(names)

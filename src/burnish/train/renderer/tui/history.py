@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from burnish.train.renderer.base import TrainingProgress
-from burnish.train.split import TRAINING_SPLITS
+from burnish.train.split import Split
 
 __all__ = ["MetricHistory", "Series"]
 
@@ -120,6 +120,6 @@ class MetricHistory:
         store = self._recent if recent else self._full
         return {
             split: list(store[(split, name)].points)
-            for split in TRAINING_SPLITS
+            for split in Split
             if (split, name) in store and store[(split, name)].points
         }

@@ -20,7 +20,7 @@ from rich.text import Text
 from burnish.train.renderer.tui.dashboard import DashboardState
 from burnish.train.renderer.tui.plot import LinePlot, PlotSeries
 from burnish.train.renderer.tui.progress import format_eta
-from burnish.train.split import TRAINING_SPLITS, Split
+from burnish.train.split import Split
 
 if TYPE_CHECKING:
     from burnish.module_summary import ModelSummary
@@ -35,9 +35,9 @@ __all__ = [
     "status_panel",
 ]
 
-SPLIT_STYLES = {Split.TRAIN: "bright_red", Split.VALID: "bright_blue"}
-SPLIT_LABELS = {Split.TRAIN: "Train", Split.VALID: "Valid"}
-MODE_LABELS = {Split.TRAIN: "Training", Split.VALID: "Validating"}
+SPLIT_STYLES = {Split.TRAIN: "bright_red", Split.VALID: "bright_blue", Split.TEST: "bright_green"}
+SPLIT_LABELS = {Split.TRAIN: "Train", Split.VALID: "Valid", Split.TEST: "Test"}
+MODE_LABELS = {Split.TRAIN: "Training", Split.VALID: "Validating", Split.TEST: "Testing"}
 
 
 def build_dashboard(state: DashboardState) -> Layout:
@@ -80,20 +80,21 @@ def metrics_panel(state: DashboardState) -> Panel:
     table.add_column(
         "Metric", style="bold yellow", no_wrap=True, overflow="ellipsis", ratio=1, min_width=8
     )
-    for split in TRAINING_SPLITS:
+    columns = state.columns()
+    for split in columns:
         for column in ("batch", "epoch"):
             header = Text(f"{SPLIT_LABELS[split]}\n{column}", style=SPLIT_STYLES[split])
             table.add_column(header, justify="right", no_wrap=True)
     for name in state.history.names:
         cells = []
-        for split in TRAINING_SPLITS:
+        for split in columns:
             values = state.splits[split].numeric.get(name) or (None, None)
             cells += ["-" if value is None else format_compact(value) for value in values]
         table.add_row(_plain(name), *cells)
     parts: list[RenderableType] = [table]
     for name in state.text_names():
         line = Text(f"{printable(name)}: ", style="bold yellow", no_wrap=True, overflow="ellipsis")
-        for split in TRAINING_SPLITS:
+        for split in columns:
             value = state.splits[split].text.get(name)
             if value is not None:
                 line.append(f"{SPLIT_LABELS[split]} ", style=SPLIT_STYLES[split])
@@ -109,7 +110,12 @@ def status_panel(state: DashboardState) -> Panel:
     grid.add_column(style="bold yellow", no_wrap=True, width=9)
     grid.add_column(overflow="ellipsis", no_wrap=True, ratio=1)
     grid.add_row("Mode", MODE_LABELS[state.mode] + (" (finished)" if state.finished else ""))
-    if progress is None:  # no iteration shown yet (e.g. a gather longer than the epoch)
+    if state.mode == Split.TEST and state.test_name is not None:
+        grid.add_row("Data", _plain(state.test_name))
+        grid.add_row("Iteration", str(progress.iteration) if progress else "-")
+        items = f"{progress.items_processed}/{progress.items_total}" if progress else "-"
+        grid.add_row("Items", items)
+    elif progress is None:  # no iteration shown yet (e.g. a gather longer than the epoch)
         done = state.splits[state.mode].epoch_done
         grid.add_row("Epoch", f"{done or '-'}/{state.num_epochs}")
         grid.add_row("Iteration", "-")
@@ -156,16 +162,32 @@ def controls_panel(keys: bool = True) -> Panel:
 
 
 def progress_panel(state: DashboardState) -> Panel:
-    """The overall training progress (train items over all epochs) and its ETA."""
+    """The overall training progress (train items over all epochs) and its ETA; during an
+    evaluation, the evaluated data set's."""
     fraction = state.estimate.fraction
+    remaining = state.estimate.remaining_s()
+    if state.mode == Split.TEST:
+        fraction, remaining = _test_progress(state)
     grid = Table.grid(expand=True, padding=(0, 1))
     grid.add_column(ratio=1)
     grid.add_column(no_wrap=True, justify="right")
     bar_style = "red" if state.stopping else "yellow"
     bar = ProgressBar(total=1.0, completed=fraction, complete_style=bar_style)
-    eta = "stopping..." if state.stopping else f"ETA {format_eta(state.estimate.remaining_s())}"
+    eta = "stopping..." if state.stopping else f"ETA {format_eta(remaining)}"
     grid.add_row(bar, f"{fraction:5.1%} ({eta})")
     return Panel(grid, title="Progress", title_align="left")
+
+
+def _test_progress(state: DashboardState) -> tuple[float, float | None]:
+    """The evaluated fraction of the data set and the seconds left at the rate so far."""
+    progress = state.splits[Split.TEST].progress
+    fraction = progress.fraction if progress is not None else 0.0
+    if state.splits[Split.TEST].epoch_done:
+        return 1.0, 0.0
+    if fraction <= 0.0:
+        return 0.0, None
+    elapsed = state.clock() - state.test_started
+    return fraction, elapsed * (1.0 - fraction) / fraction
 
 
 def plot_panel(state: DashboardState) -> Panel:
@@ -176,7 +198,7 @@ def plot_panel(state: DashboardState) -> Panel:
     points = state.history.series(name, recent=state.recent)
     series = [
         PlotSeries(SPLIT_LABELS[split], points[split], SPLIT_STYLES[split])
-        for split in TRAINING_SPLITS
+        for split in Split
         if split in points
     ]
     if state.recent:

@@ -96,6 +96,7 @@ class TuiMetricsRenderer(MetricsRenderer):
         self._previous_excepthook: Callable[..., Any] | None = None
         self._num_epochs = 0
         self._fallback: CliMetricsRenderer | None = None
+        self._held: list[str] = []  # messages said while the dashboard covers the terminal
         self.fell_back = threading.Event()
         """Set once drawing failed and plain progress lines took over."""
 
@@ -132,6 +133,19 @@ class TuiMetricsRenderer(MetricsRenderer):
         self._thread = threading.Thread(target=self._ui_loop, name="burnish-tui", daemon=True)
         self._thread.start()
 
+    def start_test(self, name: str, interrupter: Interrupter) -> None:
+        """Show the evaluation of the data set `name` (starting the dashboard if needed)."""
+        if self._live is None and self._fallback is None:
+            self.start(1, interrupter)
+        self._interrupter = interrupter
+        with self._lock:
+            fallback = self._fallback
+            if fallback is None and self._state is not None:
+                self._state.start_test(name)
+                self._dirty = True
+        if fallback is not None:
+            fallback.start_test(name, interrupter)
+
     def due(self) -> bool:
         """True at most once per refresh interval (one clock read per call)."""
         fallback = self._fallback
@@ -145,7 +159,7 @@ class TuiMetricsRenderer(MetricsRenderer):
 
     def render(self, snapshot: RenderSnapshot) -> None:
         """Store the snapshot; the UI thread draws it within `refresh_interval_s`."""
-        check_split(snapshot.split)
+        check_split(snapshot.split, tuple(Split))
         if self._state is None:
             return
         with self._lock:
@@ -158,7 +172,7 @@ class TuiMetricsRenderer(MetricsRenderer):
 
     def end_epoch(self, split: Split | str, epoch: int, values: dict[str, float]) -> None:
         """Show the epoch's final values in the metrics panel."""
-        split = check_split(split)
+        split = check_split(split, tuple(Split))
         if self._state is None:
             return
         with self._lock:
@@ -178,9 +192,13 @@ class TuiMetricsRenderer(MetricsRenderer):
             self._dirty = True
 
     def message(self, text: str) -> None:
-        """Print `text` on the terminal (the dashboard is not showing: the learner calls it
-        instead of `start`)."""
-        if self._live is None:
+        """Print `text` on the terminal; while the dashboard covers it (the alternate screen),
+        `text` is printed once the dashboard has left (`close`)."""
+        if self._fallback is not None:
+            self._fallback.message(text)
+        elif self._live is not None:
+            self._held.append(text)
+        else:
             (self._console or terminal_console()).print(text, markup=False, highlight=False)
 
     def close(self) -> None:
@@ -211,6 +229,9 @@ class TuiMetricsRenderer(MetricsRenderer):
                 if sys.excepthook == self._excepthook:
                     sys.excepthook = self._previous_excepthook or sys.__excepthook__
                 atexit.unregister(self.close)
+                held, self._held = self._held, []
+                for text in held:
+                    live.console.print(text, markup=False, highlight=False)
         if self._fallback is not None:
             self._fallback.close()
 

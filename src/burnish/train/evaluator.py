@@ -1,0 +1,408 @@
+"""Burn main's `Evaluator`: a trained model's metrics on the test split.
+
+`EvaluatorBuilder(directory).metrics(...).summary().build(model)` makes an `Evaluator`;
+`evaluator.eval(name, dataloader)` runs the model's inference step over every batch of the
+data loader on `model.valid()` (eval mode, no autograd, on the model's device), feeds the
+metrics through the same `MetricsProcessor` as training (batched read-backs, the metric's own
+epoch value) and writes the logs where Burn's `FileMetricLogger::new_eval` does:
+
+    <directory>/test/<name>/<Metric>.log      one line per iteration, as in training
+    <directory>/test/<name>/aggregates.json   each metric's value over the whole set
+    <directory>/evaluation.log                the application log of the evaluation
+
+`<name>` is the name given to `eval`, trimmed, spaces as `-`, lower case (Burn's tag): several
+evaluations with different names sit side by side. Under torchrun every rank evaluates its
+share of the data (unpadded: each item counts once), the metrics are summed over the ranks and
+rank 0 writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import torch
+from torch import nn
+
+from burnish.module import valid
+from burnish.train.batch_check import check_batch_device, model_device
+from burnish.train.data_adapter import NO_BATCH, DataAdapter, data_adapter
+from burnish.train.distributed import DistributedContext
+from burnish.train.interrupter import Interrupter
+from burnish.train.metric.base import Metric, MetricMetadata, Numeric
+from burnish.train.processor import MetricsProcessor, SplitMetrics
+from burnish.train.renderer.base import TrainingProgress
+from burnish.train.split import Split
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from burnish.train.logger import ApplicationLoggerInstaller, MetricLogger
+    from burnish.train.renderer.base import MetricsRenderer
+    from burnish.train.summary import LearnerSummary
+
+__all__ = ["EvaluationResult", "Evaluator", "EvaluatorBuilder", "evaluation_tag"]
+
+log = logging.getLogger("burnish.train")
+
+_DEFAULT: Literal["default"] = "default"
+EVALUATION_LOG = "evaluation.log"
+
+
+def evaluation_tag(name: str) -> str:
+    """The directory name of an evaluation (Burn's `format_tag`): `name` trimmed, spaces as
+    `-`, lower case.
+
+    Example:
+        >>> evaluation_tag(" MNIST test ")
+        'mnist-test'
+
+    Raises:
+        ValueError: if the tag would be empty, `.`/`..`, or hold a path separator.
+    """
+    tag = str(name).strip().replace(" ", "-").lower()
+    if tag in ("", ".", "..") or "/" in tag or "\\" in tag or "\0" in tag:
+        raise ValueError(
+            "An evaluation's name becomes its log directory `test/<name>/`, so it must be a "
+            f"non-empty name without path separators. Received: name={name!r}. Use e.g. "
+            "'mnist-test'."
+        )
+    return tag
+
+
+@dataclasses.dataclass(frozen=True)
+class EvaluationResult:
+    """What one `Evaluator.eval` measured.
+
+    Attributes:
+        name: the evaluation's name, as given.
+        metrics: each numeric metric's value over the whole data set (all ranks), by name.
+        directory: where its logs are (`<directory>/test/<tag>`).
+        items: how many items were evaluated (all ranks).
+        interrupted: whether a stop request ended it before the last batch.
+    """
+
+    name: str
+    metrics: dict[str, float]
+    directory: Path
+    items: int
+    interrupted: bool = False
+
+
+class EvaluatorBuilder:
+    """Configures an `Evaluator` (Burn main's `EvaluatorBuilder`); every method returns it.
+
+    Example:
+        >>> evaluator = (
+        ...     EvaluatorBuilder("artifacts/mnist")
+        ...     .metrics(AccuracyMetric(), LossMetric())
+        ...     .summary()
+        ...     .build(model)
+        ... )  # doctest: +SKIP
+        >>> result = evaluator.eval("mnist-test", dataloader_test)  # doctest: +SKIP
+        >>> result.metrics["Accuracy"]  # doctest: +SKIP
+        98.1
+
+    Args:
+        directory: where the logs go: `test/<name>/` and `evaluation.log`. The training run's
+            artifact directory puts the test results beside the run's (`burnish summary` and
+            `burnish report` then show them).
+    """
+
+    def __init__(self, directory: str | os.PathLike) -> None:
+        self._directory = Path(directory)
+        self._metrics: list[Metric] = []
+        self._renderer: MetricsRenderer | None = None
+        self._application_logger: ApplicationLoggerInstaller | Literal["default"] | None = _DEFAULT
+        self._summary = False
+        self._interrupter = Interrupter()
+        self._logger: MetricLogger | None = None
+
+    def metrics(self, *metrics: Metric) -> Self:
+        """Register numeric metrics (Burn: `.metrics((a, b))`)."""
+        for metric in metrics:
+            self.metric_numeric(metric)
+        return self
+
+    def metrics_text(self, *metrics: Metric) -> Self:
+        """Register text metrics (Burn: `.metrics_text((a, b))`)."""
+        for metric in metrics:
+            self.metric(metric)
+        return self
+
+    def metric_numeric(self, metric: Metric) -> Self:
+        """Register a numeric metric: logged per iteration, its value over the set returned."""
+        if not isinstance(metric, Numeric):
+            raise TypeError(
+                f"`metric_numeric` takes a Numeric metric; {type(metric).__name__} is not one. "
+                "Register it with `metric(...)` instead."
+            )
+        return self._add(metric)
+
+    def metric(self, metric: Metric) -> Self:
+        """Register a metric shown as text in the dashboard and logged as text."""
+        return self._add(metric)
+
+    def _add(self, metric: Metric) -> Self:
+        if not isinstance(metric, Metric):
+            raise TypeError(
+                f"Metrics must implement burnish.train.metric.Metric. Received: {metric!r}."
+            )
+        if any(m.name == metric.name for m in self._metrics):
+            raise ValueError(
+                f"A metric named {metric.name!r} is already registered; each name is a log "
+                "file, so register each metric once."
+            )
+        self._metrics.append(metric)
+        return self
+
+    def renderer(self, renderer: MetricsRenderer) -> Self:
+        """Use this `MetricsRenderer` instead of the default (TUI in a terminal, else CLI)."""
+        self._renderer = renderer
+        return self
+
+    def with_metric_logger(self, logger: MetricLogger) -> Self:
+        """Log to `logger` instead of the files of `test/<name>/` (one logger for every eval)."""
+        self._logger = logger
+        return self
+
+    def with_application_logger(self, installer: ApplicationLoggerInstaller | None) -> Self:
+        """Install this application logger (default: `<directory>/evaluation.log`; None:
+        leave Python logging alone)."""
+        self._application_logger = installer
+        return self
+
+    def with_interrupter(self, interrupter: Interrupter) -> Self:
+        """Use a given interrupter: `.stop()` on it ends an evaluation after the current batch."""
+        self._interrupter = interrupter
+        return self
+
+    def summary(self) -> Self:
+        """Print the summary table (with the test rows) after each `eval`."""
+        self._summary = True
+        return self
+
+    def build(self, model: nn.Module) -> Evaluator:
+        """The `Evaluator` of `model`: it runs `test_step` if the model has one, else
+        `valid_step` (Burn's `InferenceStep`).
+
+        Raises:
+            TypeError: if the model has neither.
+            ValueError: if no metric is registered.
+        """
+        _inference_step_name(model)
+        if not self._metrics:
+            raise ValueError(
+                "The evaluator has no metrics: register them with `.metrics(AccuracyMetric(), "
+                "LossMetric())` before `build`."
+            )
+        installer = self._application_logger
+        if installer == _DEFAULT:
+            from burnish.train.logger import FileApplicationLoggerInstaller
+
+            installer = FileApplicationLoggerInstaller(self._directory / EVALUATION_LOG)
+        return Evaluator(
+            model,
+            self._directory,
+            list(self._metrics),
+            renderer=self._renderer,
+            application_logger=installer,
+            summary=self._summary,
+            interrupter=self._interrupter,
+            logger=self._logger,
+        )
+
+
+class Evaluator:
+    """Runs a model's inference step over data sets and logs their metrics (Burn main's
+    `Evaluator`). Made by `EvaluatorBuilder.build`; `eval` may be called once per data set.
+
+    Args:
+        model: the trained model.
+        directory: where the logs go.
+        metrics: the metrics, cleared before each evaluation.
+        renderer: the dashboard; None: the default one for the terminal.
+        application_logger: installed during each evaluation; None: logging untouched.
+        summary: print the summary table after each evaluation.
+        interrupter: receives stop requests.
+        logger: a metric logger in place of the files; None: Burn's layout under `directory`.
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        directory: Path,
+        metrics: list[Metric],
+        *,
+        renderer: MetricsRenderer | None = None,
+        application_logger: ApplicationLoggerInstaller | None = None,
+        summary: bool = False,
+        interrupter: Interrupter | None = None,
+        logger: MetricLogger | None = None,
+    ) -> None:
+        self.model = model
+        self.directory = directory
+        self.metrics = metrics
+        self.renderer = renderer
+        self.application_logger = application_logger
+        self.show_summary = summary
+        self.interrupter = interrupter or Interrupter()
+        self.logger = logger
+
+    def eval(self, name: str, dataloader: Any) -> EvaluationResult:
+        """Evaluate the model on `dataloader`; logs go to `<directory>/test/<name>/`.
+
+        Evaluating again under the same name replaces that name's logs.
+
+        Args:
+            name: the data set's name, e.g. `"mnist-test"` (its directory: see
+                `evaluation_tag`).
+            dataloader: a burnish or torch data loader whose batches the model's step takes.
+
+        Returns:
+            The metrics' values over the whole data set.
+
+        Raises:
+            ValueError: for a name that cannot be a directory.
+            RunLockedError: if a training run is writing in the directory.
+        """
+        [result] = self.eval_all([(name, dataloader)])
+        return result
+
+    def eval_all(self, datasets: Iterable[tuple[str, Any]]) -> list[EvaluationResult]:
+        """Evaluate the model on several named data loaders in turn (Burn's `eval_all`)."""
+        named = [(name, evaluation_tag(name), loader) for name, loader in datasets]
+        self.interrupter.reset()  # a stop request ended an earlier evaluation, not this one
+        context = DistributedContext.detect(model_device(self.model))
+        if context.device is not None:
+            self.model.to(context.device)
+        results = []
+        with self._session(context):
+            for name, tag, loader in named:
+                results.append(self._eval(context, name, tag, loader))
+                if self.interrupter.should_stop():
+                    break
+        if self.show_summary and context.is_main:
+            summary = self.summary()
+            if summary is not None:
+                print(summary)
+        return results
+
+    def summary(self) -> LearnerSummary | None:
+        """The summary table of the directory (the run's rows and the test rows); None if
+        there are no logs to summarise."""
+        from burnish.train.summary import LearnerSummary
+
+        names = sorted({m.name for m in self.metrics if isinstance(m, Numeric)})
+        try:
+            return LearnerSummary.from_dir(self.directory, names)
+        except FileNotFoundError as error:
+            log.warning("No summary: %s", error)
+            return None
+
+    def _eval(
+        self, context: DistributedContext, name: str, tag: str, loader: Any
+    ) -> EvaluationResult:
+        directory = self.directory / Split.TEST.value / tag
+        processor = MetricsProcessor(
+            [SplitMetrics(Split.TEST, self.metrics, self._metric_logger(context, directory))],
+            self._renderer,
+            reduce=context.reducer(),
+            rank=context.rank,
+        )
+        adapter = _adapter(loader, context)
+        step = getattr(valid(self.model), _inference_step_name(self.model))
+        log.info("Evaluating %r (%s): logs in %s.", name, type(self.model).__name__, directory)
+        self._renderer.start_test(name, self.interrupter)
+        processor.clear(Split.TEST)
+        iteration, interrupted = 0, False
+        with torch.no_grad():
+            for iteration, batch in enumerate(adapter.iterate(), 1):
+                if iteration == 1 and batch is not NO_BATCH:
+                    check_batch_device(batch, self.model)
+                item = NO_BATCH if batch is NO_BATCH else step(batch)
+                processor.process(Split.TEST, item, *_metadata(adapter, iteration))
+                if self._stop_requested(context, iteration, processor.sync_every):
+                    interrupted = True
+                    break
+        values = processor.end_epoch(Split.TEST, 1)
+        items = _items(adapter, iteration, context)
+        shown = " | ".join(f"{k} {v:.4g}" for k, v in values.items())
+        log.info("Evaluation %r on %d items: %s", name, items, shown or "no numeric metric")
+        return EvaluationResult(name, values, directory, items, interrupted)
+
+    def _metric_logger(self, context: DistributedContext, directory: Path) -> MetricLogger:
+        from burnish.train.logger import FileMetricLogger, InMemoryMetricLogger
+
+        if not context.is_main:
+            return InMemoryMetricLogger()
+        if self.logger is not None:
+            return self.logger
+        return FileMetricLogger.new_eval(directory)
+
+    def _stop_requested(self, context: DistributedContext, iteration: int, every: int) -> bool:
+        stop = self.interrupter.should_stop()
+        if not context.enabled:
+            return stop
+        return iteration % every == 0 and context.agree(stop)
+
+    @contextlib.contextmanager
+    def _session(self, context: DistributedContext) -> Iterator[None]:
+        from burnish.train.renderer import NullRenderer, default_renderer
+
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(context.run_lock(self.directory))
+            installer = self.application_logger if context.is_main else None
+            if installer is not None:
+                installer.install()
+                stack.callback(installer.uninstall)
+            stack.enter_context(self.interrupter.catch_sigint())
+            if context.is_main:
+                self._renderer = self.renderer or default_renderer()
+            else:
+                self._renderer = NullRenderer()
+            stack.callback(self._renderer.close)
+            yield
+
+
+def _inference_step_name(model: nn.Module) -> str:
+    """`test_step` if the model has one, else `valid_step`."""
+    for method in ("test_step", "valid_step"):
+        if callable(getattr(model, method, None)):
+            return method
+    raise TypeError(
+        f"The model {type(model).__name__} has no `valid_step(batch)` (Burn's InferenceStep) "
+        "or `test_step(batch)` method: implement one, returning the item the metrics read "
+        "(e.g. ClassificationOutput), to evaluate it."
+    )
+
+
+def _adapter(loader: Any, context: DistributedContext) -> DataAdapter:
+    adapter = data_adapter(loader)
+    if context.device is not None:
+        adapter = adapter.to_device(context.device)
+    if context.enabled:  # each item counts once: no padding
+        adapter = adapter.shard(context.rank, context.world_size, pad=False)
+    return adapter
+
+
+def _metadata(adapter: DataAdapter, iteration: int) -> tuple[MetricMetadata, TrainingProgress]:
+    progress = adapter.progress(iteration)
+    metadata = MetricMetadata(progress, 1, 1, iteration, None)
+    return metadata, TrainingProgress(
+        1, 1, iteration, progress.items_processed, progress.items_total
+    )
+
+
+def _items(adapter: DataAdapter, iteration: int, context: DistributedContext) -> int:
+    """Items evaluated, over every rank."""
+    items = adapter.progress(iteration).items_processed if iteration else 0
+    reduce = context.reducer()
+    if reduce is None:
+        return items
+    return int(reduce(torch.tensor([float(items)], dtype=torch.float64))[0])
