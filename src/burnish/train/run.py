@@ -253,6 +253,7 @@ class Run:
             result.interrupted = True
             return
         result.stopped_non_finite = True
+        self.checkpointer.wait()  # the message names the last checkpoint: committed by now
         if self.context.is_main:
             self._say(self.non_finite.stop_message(self.options.checkpointer))
 
