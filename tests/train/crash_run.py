@@ -1,7 +1,8 @@
 """A training run for the crash tests, run as a subprocess and killed with SIGKILL.
 
     python tests/train/crash_run.py ARTIFACT_DIR OUT [--workers N] [--kill-at-io N]
-        [--kill-in-valid] [--precision fp16] [--trackers] [--listener] [--ema]
+        [--hold-writes] [--kill-in-writer N] [--kill-in-valid] [--precision fp16] [--trackers]
+        [--listener] [--ema]
         [--scripted STRATEGY [--kill-after-epoch K] [--kill-in-epoch-end K]]
         [--max-iterations N] [--valid-every K] [--kill-at-step N]
 
@@ -9,12 +10,15 @@ It resumes from the newest complete checkpoint (`resume()`), trains a small drop
 MNIST subset with checkpoints every few iterations, and on success writes the final
 parameters and optimizer state to OUT. `--kill-at-io N` makes the process SIGKILL itself at
 its N-th file-system commit call (fsync, rename, write) — a kill that lands inside a
-checkpoint write for certain. `--kill-in-valid` kills it during the first validation.
+checkpoint write for certain. `--kill-in-writer N` does so at the N-th such call made by the
+background checkpoint writer's thread (`AsyncCheckpointer`); with `--hold-writes` each
+background write waits until the loop has reached its next save (or the end of `fit`), so such
+a kill lands while the loop has trained, and logged, past the checkpoint being written.
+`--kill-in-valid` kills it during the first validation.
 `--precision fp16` trains under mixed precision with loss scaling. `--trackers` also logs to
 a CSV file and TensorBoard (`log_to`, `log_every(3)`) in the artifact directory.
 `--listener` adds a checkpointed `JournalListener` (tests/train/helpers.py), whose final
-record goes to OUT beside the parameters.
-a CSV file and TensorBoard (`log_to`, `log_every(3)`) in the artifact directory. `--ema` keeps
+record goes to OUT beside the parameters. `--ema` keeps
 an average of the weights (`with_ema(0.9, warmup=True, update_every=2)`, validated with the
 trained model beside it) and writes it to OUT too.
 
@@ -36,6 +40,7 @@ import argparse
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -50,7 +55,7 @@ from burnish.optim import AdamConfig  # noqa: E402
 from burnish.record import DefaultRecorder  # noqa: E402
 from burnish.train.renderer import CliMetricsRenderer  # noqa: E402
 
-from tests.train.helpers import JournalListener, Mlp, builder, loaders  # noqa: E402
+from tests.train.helpers import HeldWrites, JournalListener, Mlp, builder, loaders  # noqa: E402
 
 
 def kill_at_io(count: int) -> None:
@@ -71,12 +76,39 @@ def kill_at_io(count: int) -> None:
     os.write = wrap(os.write)
 
 
-def count_io() -> dict[str, int]:
+def in_writer() -> bool:
+    """Whether this is the background checkpoint writer's thread."""
+    return threading.current_thread().name.startswith("burnish-checkpoint")
+
+
+def kill_in_writer(count: int) -> None:
+    """SIGKILL this process at the writer thread's `count`-th call of fsync/replace/write."""
     calls = {"n": 0}
 
     def wrap(function):
         def wrapped(*args, **kwargs):
-            calls["n"] += 1
+            if in_writer():
+                calls["n"] += 1
+                if calls["n"] == count:
+                    os.kill(os.getpid(), signal.SIGKILL)
+            return function(*args, **kwargs)
+
+        return wrapped
+
+    os.fsync = wrap(os.fsync)
+    os.replace = wrap(os.replace)
+    os.write = wrap(os.write)
+
+
+def count_io() -> dict[str, int]:
+    calls = {"n": 0, "writer": 0}
+    lock = threading.Lock()
+
+    def wrap(function):
+        def wrapped(*args, **kwargs):
+            with lock:
+                calls["n"] += 1
+                calls["writer"] += in_writer()
             return function(*args, **kwargs)
 
         return wrapped
@@ -128,16 +160,20 @@ class SlowMlp(Mlp):
 
 
 def kill_at_epoch_end(after: int, in_end: int) -> None:
-    """SIGKILL after epoch `after`'s end, or at the first deletion of epoch `in_end`'s end."""
+    """SIGKILL after epoch `after`'s end, or at the first deletion of epoch `in_end`'s end.
+
+    Both happen on the background writer's thread, which writes an epoch's checkpoint and then
+    makes the deletions it decided (`LearningCheckpointer._write_epoch`).
+    """
     from burnish.train.checkpoint.file import FileCheckpointer
     from burnish.train.checkpoint.learning import LearningCheckpointer
 
-    save_epoch, delete = LearningCheckpointer.save_epoch, FileCheckpointer.delete
+    write_epoch, delete = LearningCheckpointer._write_epoch, FileCheckpointer.delete
     ending = {"epoch": 0}
 
-    def saving(self, epoch, *args, **kwargs):
+    def writing(self, epoch, *args, **kwargs):
         ending["epoch"] = epoch
-        save_epoch(self, epoch, *args, **kwargs)
+        write_epoch(self, epoch, *args, **kwargs)
         ending["epoch"] = 0
         if epoch == after:
             os.kill(os.getpid(), signal.SIGKILL)
@@ -147,7 +183,7 @@ def kill_at_epoch_end(after: int, in_end: int) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         delete(self, checkpoint)
 
-    LearningCheckpointer.save_epoch, FileCheckpointer.delete = saving, deleting
+    LearningCheckpointer._write_epoch, FileCheckpointer.delete = writing, deleting
 
 
 def scripted_learner(args):
@@ -187,6 +223,8 @@ def main() -> None:
     parser.add_argument("out")
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--kill-at-io", type=int, default=0)
+    parser.add_argument("--kill-in-writer", type=int, default=0)
+    parser.add_argument("--hold-writes", action="store_true", help="writes wait for the loop")
     parser.add_argument("--kill-in-valid", action="store_true")
     parser.add_argument("--count-io", action="store_true", help="print the commit calls made")
     parser.add_argument("--epochs", type=int, default=4)
@@ -205,6 +243,10 @@ def main() -> None:
     calls = count_io() if args.count_io else None
     if args.kill_at_io:
         kill_at_io(args.kill_at_io)
+    if args.kill_in_writer:
+        kill_in_writer(args.kill_in_writer)
+    if args.hold_writes:
+        HeldWrites()
     if args.kill_in_valid:
         kill_in_valid()
     if args.kill_at_step:
@@ -234,7 +276,8 @@ def main() -> None:
         saved["listener"] = args.journal.to_record()
     torch.save(saved, args.out)
     if calls is not None:
-        print(f"io-calls {calls['n']}")
+        print(f"background-writes {calls['writer']}")
+        print(f"io-calls {calls['n']}")  # last: the tests read the number after it
 
 
 def mnist_learner(args):

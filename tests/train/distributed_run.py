@@ -10,7 +10,8 @@
 Rank 0 writes the final parameters to OUT. `--crash-at` makes rank 1 raise at its I-th step;
 `--kill-at` makes rank `--kill-rank` (default 0) SIGKILL itself at its I-th step (resumed with
 `resume()`), in the first attempt only: a group that torchrun restarts
-(`--max-restarts`) runs on.
+(`--max-restarts`) runs on. Rank 0 first lets its background checkpoint write finish (the
+mid-epoch checkpoint before the kill is then committed).
 `--unused` trains a model with a parameter no step uses and one only some batches use, in
 1 KB gradient buckets; `--modify-grads` changes a gradient in place inside `train_step`.
 `--fsdp` shards the model with `strategy("fsdp")`; `--adam` trains with Adam instead of SGD;
@@ -32,6 +33,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,6 +76,9 @@ class CrashingMlp(Mlp):
         if self.calls == self.crash_at and rank == 1:
             raise RuntimeError("rank 1 failed on purpose")
         if self.calls == self.kill_at and rank == self.kill_rank:
+            for thread in threading.enumerate():  # the checkpoint writer (AsyncCheckpointer)
+                if thread.name.startswith("burnish-checkpoint"):
+                    thread.join()
             os.kill(os.getpid(), signal.SIGKILL)
         if self.calls == self.nan_at and rank == self.nan_rank:
             item = self.forward_classification(batch)

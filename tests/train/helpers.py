@@ -75,6 +75,49 @@ def builder(artifact_dir, epochs: int = 2, recorder=None) -> LearnerBuilder:
     return result
 
 
+class HeldWrites:
+    """Holds each background checkpoint write until the loop next waits for the writer.
+
+    The slowest disk there is: the loop runs on to its next save (or the end of `fit`) while
+    every write is pending. `patch` installs the hooks: `monkeypatch.setattr`, or `setattr`
+    in a subprocess.
+
+    Attributes:
+        writer_threads: the name of the thread each held write ran on.
+    """
+
+    GUARD_S = 60.0  # a held write gives up waiting after this long (a failure, never the path)
+
+    def __init__(self, patch=setattr) -> None:
+        import threading
+
+        from burnish.train.checkpoint.async_writer import AsyncCheckpointer
+
+        self.release: threading.Event | None = None
+        self.writer_threads: list[str] = []
+        submit, finish = AsyncCheckpointer.submit, AsyncCheckpointer.finish
+        held = self
+
+        def holding_submit(self, label, write):
+            release = threading.Event()
+
+            def write_when_released():
+                held.writer_threads.append(threading.current_thread().name)
+                release.wait(held.GUARD_S)
+                write()
+
+            submit(self, label, write_when_released)  # waits for (and releases) the last one
+            held.release = release
+
+        def releasing_finish(self):
+            if held.release is not None:
+                held.release.set()
+            return finish(self)
+
+        patch(AsyncCheckpointer, "submit", holding_submit)
+        patch(AsyncCheckpointer, "finish", releasing_finish)
+
+
 class JournalListener(TrainingListener):
     """A checkpointed listener: the journal of every iteration and epoch it was told of.
 

@@ -1,6 +1,7 @@
-"""Kill training with SIGKILL at many moments — inside checkpoint writes, mid-epoch, during
-validation, with data-loader workers — resume each time, and require the final parameters,
-optimizer state and every metric log to equal an uninterrupted run's, bit for bit."""
+"""Kill training with SIGKILL at many moments — inside checkpoint writes (on the background
+writer's thread too, while the loop runs ahead), mid-epoch, during validation, with data-loader
+workers — resume each time, and require the final parameters, optimizer state and every metric
+log to equal an uninterrupted run's, bit for bit."""
 
 from __future__ import annotations
 
@@ -82,12 +83,14 @@ def _assert_equal_records(expected, actual, path):
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    """One uninterrupted run, and how many file-system commit calls it makes."""
+    """One uninterrupted run, how many file-system commit calls it makes, and how many of
+    them the background checkpoint writer makes."""
     directory = tmp_path_factory.mktemp("reference")
     out = directory / "final.pt"
     assert run(directory / "artifacts", out, "--count-io") == 0
     io_calls = int(run.last_stdout.split("io-calls")[-1])
-    return directory / "artifacts", out, io_calls
+    writer_calls = int(run.last_stdout.split("background-writes")[-1].split()[0])
+    return directory / "artifacts", out, io_calls, writer_calls
 
 
 def resume_until_done(artifact_dir: Path, out: Path, kills: list[list[str] | float], *flags):
@@ -107,7 +110,7 @@ def resume_until_done(artifact_dir: Path, out: Path, kills: list[list[str] | flo
 
 
 def test_sigkill_anywhere_then_resume_is_bit_identical(reference, tmp_path):
-    reference_dir, reference_out, io_calls = reference
+    reference_dir, reference_out, io_calls, _ = reference
     rng = random.Random(20261122)
     # Self-kills at the n-th fsync/rename/write land inside checkpoint and log commits;
     # a resumed process has less left to do, so n is drawn from the first part of a run.
@@ -119,15 +122,35 @@ def test_sigkill_anywhere_then_resume_is_bit_identical(reference, tmp_path):
     assert killed >= 20, f"only {killed} of {len(kills)} kills landed before the run finished"
 
 
+def test_sigkill_in_the_background_writer_then_resume_is_bit_identical(reference, tmp_path):
+    """Kills from inside the checkpoint writer's thread. With `--hold-writes` each write is
+    held until the loop reaches its next save, so the kill lands while the loop has trained
+    and logged past the checkpoint being written; without, wherever the two threads are."""
+    reference_dir, reference_out, _, writer_calls = reference
+    assert writer_calls > 0  # the reference run wrote its checkpoints in the background
+    rng = random.Random(20260403)
+    kills = [
+        [
+            *(["--hold-writes"] if i % 2 == 0 else []),
+            "--kill-in-writer",
+            str(rng.randint(1, writer_calls // 8)),
+        ]
+        for i in range(8)
+    ]
+    killed = resume_until_done(tmp_path / "artifacts", tmp_path / "final.pt", kills)
+    assert killed >= 6, f"only {killed} of {len(kills)} kills landed before the run finished"
+    assert_same_run(reference_dir, reference_out, tmp_path / "artifacts", tmp_path / "final.pt")
+
+
 def test_kill_during_validation_then_resume_is_bit_identical(reference, tmp_path):
-    reference_dir, reference_out, _ = reference
+    reference_dir, reference_out, *_ = reference
     killed = resume_until_done(tmp_path / "artifacts", tmp_path / "final.pt", [["--kill-in-valid"]])
     assert killed == 1
     assert_same_run(reference_dir, reference_out, tmp_path / "artifacts", tmp_path / "final.pt")
 
 
 def test_kill_with_two_workers_then_resume_is_bit_identical(reference, tmp_path):
-    reference_dir, reference_out, io_calls = reference
+    reference_dir, reference_out, io_calls, _ = reference
     rng = random.Random(7)
     kills = [["--kill-at-io", str(rng.randint(1, io_calls // 20))] for _ in range(3)]
     killed = resume_until_done(
@@ -191,7 +214,7 @@ def start_and_wait_for_training(artifact_dir: Path, out: Path, *flags: str) -> s
 
 
 def test_ctrl_c_once_stops_after_the_iteration_with_a_checkpoint(reference, tmp_path):
-    reference_dir, reference_out, _ = reference
+    reference_dir, reference_out, *_ = reference
     artifact_dir, out = tmp_path / "artifacts", tmp_path / "final.pt"
     process = start_and_wait_for_training(artifact_dir, out, "--step-delay", "0.02")
     process.send_signal(signal.SIGINT)

@@ -3,14 +3,17 @@
 Without CUDA, every tensor method that makes the host wait for a device (`item`, `tolist`,
 `cpu`, `numpy`, `bool`/`float`/`int` of a tensor, a blocking copy to the CPU,
 `torch.cuda.synchronize`) is counted during whole Learner runs, and none may be called outside
-the batched read-backs (the metrics processor's drain, the checkpoint writes) and the host-only
-epoch start of torch's data loader (it seeds its workers from a CPU generator). With CUDA,
+the batched read-backs (the metrics processor's drain, the checkpoint snapshots) and the
+host-only epoch start of torch's data loader (it seeds its workers from a CPU generator). The
+checkpoint writer's thread reads only the host copies the snapshot made: its calls are checked
+to be on CPU tensors, not counted. With CUDA,
 `torch.cuda.set_sync_debug_mode("error")` makes any synchronizing call in an epoch fail.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -45,9 +48,15 @@ class SyncCounter:
         self.read_back_depth = 0
         self.calls: list[str] = []
         self.allowed_calls = 0
+        self.loop_thread = threading.current_thread()
+        self.background_calls: list[str] = []  # on other threads (the checkpoint writer)
 
     def note(self, name: str, tensor: torch.Tensor | None) -> None:
         if tensor is not None and self.exempt(tensor):
+            return
+        if threading.current_thread() is not self.loop_thread:
+            on_host = tensor is not None and tensor.device.type == "cpu"
+            self.background_calls.append(f"{name} on {'the host' if on_host else 'a device'}")
             return
         if self.read_back_depth:
             self.allowed_calls += 1
@@ -171,6 +180,8 @@ def test_no_sync_in_the_training_iteration(tmp_path, install_counter, case):
         assert (result.iterations, result.validations) == (9, 4)
     assert counter.calls == [], f"{len(counter.calls)} syncs, the first:\n{counter.calls[0]}"
     assert counter.allowed_calls > 0  # the counter sees the read-backs it lets through
+    # the checkpoint writer (in the background) reads host copies only
+    assert all(call.endswith("the host") for call in counter.background_calls)
 
 
 def test_the_counter_catches_a_sync_in_the_iteration(tmp_path, install_counter):

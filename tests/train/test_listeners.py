@@ -86,6 +86,7 @@ class Recorder(TrainingListener):
 
     def __init__(self) -> None:
         self.events: list[tuple[str, object]] = []
+        self.committed: list[bool] = []  # whether each announced checkpoint was on disk
 
     def on_fit_start(self, event):
         self.events.append(("fit_start", event))
@@ -101,6 +102,7 @@ class Recorder(TrainingListener):
 
     def on_checkpoint(self, event):
         self.events.append(("checkpoint", event))
+        self.committed.append((event.path / "COMMIT").is_file())
 
     def on_fit_end(self, event):
         self.events.append(("fit_end", event))
@@ -134,12 +136,15 @@ def test_events_in_order_with_the_values_already_read_back(tmp_path) -> None:
     recorder, renderer = Recorder(), DueEvery(3)
     result = fit(builder(tmp_path, renderer).checkpoint_every(2).with_listener(recorder))
     kinds = [name for name, _ in recorder.events]
+    # A checkpoint is announced once committed: written in the background, it is when the
+    # loop next waits for the writer (the next checkpoint, or the end of the run).
     epoch = (
-        ["iteration_end"] * 2 + ["checkpoint"] + ["iteration_end"] * 2 + ["checkpoint"]
+        ["iteration_end"] * 2 + ["iteration_end"] * 2 + ["checkpoint"]
         + ["iteration_end", "epoch_end"] + ["iteration_end"] * 2
         + ["validation_end", "checkpoint"]
     )  # fmt: skip
-    assert kinds == ["fit_start", *epoch, *epoch, "fit_end"]
+    first, second = epoch, ["iteration_end"] * 2 + ["checkpoint"] + epoch[2:]
+    assert kinds == ["fit_start", *first, *second, "checkpoint", "fit_end"]
 
     start = recorder.of("fit_start")[0]
     assert (start.epoch, start.iteration, start.step, start.num_epochs) == (1, 0, 0, 2)
@@ -166,6 +171,8 @@ def test_events_in_order_with_the_values_already_read_back(tmp_path) -> None:
     assert [(c.epoch, c.iteration) for c in checkpoints] == [
         (1, 2), (1, 4), (1, None), (2, 2), (2, 4), (2, None)
     ]  # fmt: skip
+    assert [c.step for c in checkpoints] == [2, 4, 5, 7, 9, 10]  # when each was taken
+    assert recorder.committed == [True] * 6
     assert checkpoints[-1].path == tmp_path / "checkpoint" / "epoch-2"
     assert checkpoints[-1].path.is_dir()
     end = recorder.of("fit_end")[0]

@@ -15,7 +15,9 @@ When each method is called (train/README.md has the whole order):
   under several ranks), else None.
 - `on_epoch_end`: after the last training iteration of an epoch, with its epoch values.
 - `on_validation_end`: after each validation, with its epoch values.
-- `on_checkpoint`: after a checkpoint is saved (on the rank that writes, rank 0).
+- `on_checkpoint`: once a checkpoint is committed (on the rank that writes, rank 0). Checkpoints
+  are written in the background, so it comes when the loop next waits for the writer: at the
+  next checkpoint, or at the end of the run (before `on_fit_end`); `step` is the checkpoint's.
 - `on_fit_end`: when `fit` returns normally (finished, stopped early or interrupted).
 
 A resumed run that had already ended trains nothing and calls no listener; a run that fails

@@ -145,13 +145,15 @@ class Listeners:
         for listener in self._listeners():
             listener.on_validation_end(event)
 
-    def checkpoint(self, checkpoint: CheckpointId, path: Path) -> None:
-        """A checkpoint was committed at `path` (called by the checkpointer, rank 0)."""
+    def checkpoint(self, checkpoint: CheckpointId, path: Path, step: int | None = None) -> None:
+        """A checkpoint was committed at `path` (called by the checkpointer, rank 0, once its
+        background write committed); `step`: the global step it was taken at (default: now)."""
         if not self.active:
             return
-        event = CheckpointEvent(
-            **self._common(checkpoint.epoch), iteration=checkpoint.iteration, path=path
-        )
+        common = self._common(checkpoint.epoch)
+        if step is not None:
+            common["step"] = step
+        event = CheckpointEvent(**common, iteration=checkpoint.iteration, path=path)
         for listener in self._listeners():
             listener.on_checkpoint(event)
 

@@ -219,6 +219,7 @@ class Run:
                 )
             self.listeners.fit_start(self.num_epochs, resumed=resumed is not None)
             result = self._epochs()
+            self.checkpointer.wait()  # written in the background: every one committed now
             self.listeners.fit_end(result)
             if self.tracking is not None and not (result.interrupted or result.stopped_non_finite):
                 summary = learner_summary(self.options, result.epochs_completed, result.validations)
@@ -294,6 +295,7 @@ class Run:
             result.interrupted = True
             return
         result.stopped_non_finite = True
+        self.checkpointer.wait()  # the message names the last checkpoint: committed by now
         if self.context.is_main:
             self.announce.warning(self.non_finite.stop_message(self.options.checkpointer))
 
@@ -570,6 +572,7 @@ class Run:
                     context.device,
                 )
             stack.enter_context(options.interrupter.catch_sigint())
+            stack.enter_context(self.checkpointer.writes())  # fit waits for the writes
             if self.grad_sync is not None:
                 stack.callback(self.grad_sync.close)
             stack.enter_context(_deterministic(options.deterministic))

@@ -1,5 +1,7 @@
-"""Checkpointing: atomic checkpoint directories, and when to save and delete them."""
+"""Checkpointing: atomic checkpoint directories written in the background, and when to save and
+delete them."""
 
+from burnish.train.checkpoint.async_writer import AsyncCheckpointer
 from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
 from burnish.train.checkpoint.strategy import (
     CheckpointingAction,
@@ -12,6 +14,7 @@ from burnish.train.checkpoint.strategy import (
 )
 
 __all__ = [
+    "AsyncCheckpointer",
     "CheckpointId",
     "FileCheckpointer",
     "CheckpointingAction",

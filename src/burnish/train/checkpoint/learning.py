@@ -7,18 +7,30 @@ decision of the epoch is taken (validation, early stopping). Each checkpoint rec
 after those decisions: the strategy's, which checkpoints remain (`Retention`) and, for the last
 epoch, how the run ended (`RunEnd`). Only rank 0 writes; every rank takes part in the
 collectives (metric flushes).
+
+The loop pays only for a snapshot: the records are copied to the host (`host_snapshot`) and
+handed to an `AsyncCheckpointer`, whose thread serializes, fsyncs and commits them, then
+carries out the deletions that checkpoint decided. One write runs at a time; a failed write is
+raised in the loop at the next save or at `wait` (the end of `fit`, see `writes`). `after_save`
+(the listeners' `on_checkpoint`) is called on the loop's thread once a checkpoint has
+committed: when the loop next waits for the writer (the next save, or the end of `fit`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from burnish.optim.base import Optimizer
 from burnish.train.announce import Announcer
+from burnish.train.checkpoint.async_writer import AsyncCheckpointer
 from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
 from burnish.train.checkpoint.resume import ResumeFrom, ResumePoint, find_resume_point
 from burnish.train.checkpoint.retention import Retention
 from burnish.train.checkpoint.run_end import Resumed, RunEnd
+from burnish.train.checkpoint.snapshot import host_snapshot
 from burnish.train.position import Phase, Position
 from burnish.train.split import Split
 
@@ -30,6 +42,8 @@ if TYPE_CHECKING:
     from burnish.train.checkpoint.strategy import CheckpointingStrategy
     from burnish.train.checkpoint.training_state import TrainingState
     from burnish.train.metric.store import MetricFinder
+
+log = logging.getLogger("burnish.train")
 
 __all__ = ["LearningCheckpointer", "resume_line"]
 
@@ -45,8 +59,9 @@ class LearningCheckpointer:
         is_main: whether this process writes (rank 0).
         before_save: called on rank 0 right before a checkpoint is committed (trackers make
             their points durable there, so a resume never loses them).
-        after_save: called on rank 0 with each checkpoint saved and its directory (the
-            listeners' `on_checkpoint`).
+        after_save: called on rank 0, on the loop's thread, with each checkpoint once it has
+            committed, its directory and the global step it was taken at (the listeners'
+            `on_checkpoint`); at the next save or at the end of the run (`wait`).
         announce: tells the user, on the console and in the log, where the run resumed and
             which checkpoints were skipped or removed; default: the log only.
     """
@@ -58,7 +73,7 @@ class LearningCheckpointer:
         resume_from: int | ResumeFrom | None = None,
         is_main: bool = True,
         before_save: Callable[[], None] | None = None,
-        after_save: Callable[[CheckpointId, Path], None] | None = None,
+        after_save: Callable[[CheckpointId, Path, int], None] | None = None,
         announce: Announcer | None = None,
     ) -> None:
         self.checkpointer = checkpointer
@@ -69,6 +84,8 @@ class LearningCheckpointer:
         self.after_save = after_save
         self.retention = Retention()
         self.announce = announce or Announcer()
+        self.writer = AsyncCheckpointer()
+        self._unannounced: list[tuple[CheckpointId, int]] = []  # submitted, not yet told
 
     def restore(
         self,
@@ -105,10 +122,14 @@ class LearningCheckpointer:
         return Resumed(path, state.position.epoch - 1, end, state.optimizer_steps)
 
     def save_iteration(self, state: TrainingState) -> None:
-        """Commit a mid-epoch checkpoint; older mid-epoch checkpoints are then deleted.
+        """Checkpoint mid-epoch; once it is committed, older mid-epoch checkpoints are deleted.
 
         The metric entries still pending are written to the logs first, with or without a
-        checkpointer (an interrupted run keeps the lines of the iterations it did).
+        checkpointer (an interrupted run keeps the lines of the iterations it did). Returns
+        once the state is copied; the checkpoint is written in the background.
+
+        Raises:
+            BaseException: the error of the previous checkpoint's write, if it failed.
         """
         state.processor.flush(state.position.epoch)  # a collective with several ranks
         if self.checkpointer is None:
@@ -116,15 +137,14 @@ class LearningCheckpointer:
         records = self._records(state) if state.sharded else None  # gathered by every rank
         if not self.is_main:
             return
+        self.wait()  # one write at a time, one snapshot in memory
         point = CheckpointId(state.position.epoch, state.position.iteration)
         if self.before_save is not None:
             self.before_save()
-        path = self.checkpointer.save(
-            point, records if records is not None else self._records(state)
-        )
-        if self.after_save is not None:
-            self.after_save(point, path)
-        self._delete_superseded(point)
+        snapshot = self._snapshot(state, records if records is not None else self._records(state))
+        doomed = self._superseded(point)
+        self.writer.submit(point.name, lambda: self._write(point, snapshot, doomed))
+        self._unannounced.append((point, state.step))
 
     def save_epoch(
         self,
@@ -136,6 +156,9 @@ class LearningCheckpointer:
     ) -> None:
         """Carry out the strategy's actions for `epoch`: save first, then delete.
 
+        Returns once the state is copied; the checkpoint is written, and the deletions made,
+        in the background.
+
         Args:
             epoch: the epoch that ended; with `valid_every`, the validation that ended (the
                 strategy's numbers count validations).
@@ -145,6 +168,9 @@ class LearningCheckpointer:
                 which is then saved whatever the strategy says.
             point: the checkpoint to write for it (a validation inside an epoch:
                 `epoch-N-iteration-K`); None: `epoch-<epoch>`.
+
+        Raises:
+            BaseException: the error of the previous checkpoint's write, if it failed.
         """
         if self.checkpointer is None:
             return
@@ -155,28 +181,97 @@ class LearningCheckpointer:
         records = self._records(state, end) if saving and state.sharded else None  # every rank
         if not self.is_main:
             return
-        if saving:  # save first: never zero checkpoints
-            if records is None:
-                records = self._records(state, end)
+        self.wait()
+        snapshot = None
+        if saving:
             if self.before_save is not None:
                 self.before_save()
-            path = self.checkpointer.save(point, records)
-            if self.after_save is not None:
-                self.after_save(point, path)
-        for deleted in deletions:
-            checkpoint = self.retention.checkpoint(deleted)
-            if checkpoint is not None:
-                self.checkpointer.delete(checkpoint)
+            snapshot = self._snapshot(
+                state, records if records is not None else self._records(state, end)
+            )
+        # What to delete is decided here, on the loop's thread, against the committed
+        # checkpoints (no write is in flight): the writer only carries it out.
+        doomed = [c for c in map(self.retention.checkpoint, deletions) if c is not None]
         if saving or point.iteration is None:
-            self._delete_superseded(point)
+            doomed += [c for c in self._superseded(point) if c not in doomed]
+        self.writer.submit(point.name, lambda: self._write_epoch(epoch, point, snapshot, doomed))
+        if saving:
+            self._unannounced.append((point, state.step))
 
-    def _delete_superseded(self, point: CheckpointId) -> None:
-        """Delete the mid-epoch checkpoints before `point` that no strategy keeps."""
+    def wait(self) -> None:
+        """Block until every checkpoint asked for is committed, then call `after_save` for
+        each; raise a write's error (that checkpoint was not committed)."""
+        unannounced, self._unannounced = self._unannounced, []
+        self.writer.wait()
+        if self.after_save is None or self.checkpointer is None:
+            return
+        for point, step in unannounced:
+            self.after_save(point, self.checkpointer.directory / point.name, step)
+
+    @contextlib.contextmanager
+    def writes(self) -> Iterator[None]:
+        """Around a run: on leaving, wait for the write in flight, however the run ends.
+
+        A write error is raised; if the run is already raising, it goes on raising its own
+        error, with the write's noted on it (and logged), so neither is lost.
+        """
+        try:
+            yield
+        except BaseException as raised:
+            self._unannounced = []  # the run is failing: no listener is called any more
+            error = self.writer.finish()
+            if error is not None:
+                log.error("Writing a checkpoint failed: %r", error)
+                note = f"Writing a checkpoint failed too: {type(error).__name__}: {error}"
+                add_note = getattr(raised, "add_note", None)
+                if add_note is not None:
+                    add_note(note)
+            raise
+        self.writer.wait()
+
+    def _superseded(self, point: CheckpointId) -> list[CheckpointId]:
+        """The committed mid-epoch checkpoints before `point` that no strategy keeps."""
         assert self.checkpointer is not None
-        for older in self.checkpointer.committed():
-            superseded = older.iteration is not None and older.sort_key() < point.sort_key()
-            if superseded and not self.retention.keeps(older):
-                self.checkpointer.delete(older)
+        return [
+            older
+            for older in self.checkpointer.committed()
+            if older.iteration is not None
+            and older.sort_key() < point.sort_key()
+            and not self.retention.keeps(older)
+        ]
+
+    # -- the writing thread ----------------------------------------------------------------
+
+    def _write_epoch(
+        self,
+        epoch: int,
+        point: CheckpointId,
+        records: dict[str, Any] | None,
+        doomed: list[CheckpointId],
+    ) -> None:
+        """The end of validation (epoch) `epoch`, in the background: its checkpoint, if
+        saved, then the deletions it decided."""
+        self._write(point, records, doomed)
+
+    def _write(
+        self, point: CheckpointId, records: dict[str, Any] | None, doomed: list[CheckpointId]
+    ) -> None:
+        """Commit `point`'s checkpoint (if `records`), then delete `doomed`: save first,
+        never zero checkpoints."""
+        assert self.checkpointer is not None
+        if records is not None:
+            self.checkpointer.save(point, records)
+        for checkpoint in doomed:
+            self.checkpointer.delete(checkpoint)
+
+    # -- the loop's thread -----------------------------------------------------------------
+
+    @staticmethod
+    def _snapshot(state: TrainingState, records: dict[str, Any]) -> dict[str, Any]:
+        """The records on the host, sharing no memory with the run (see `host_snapshot`)."""
+        # Optimizer.to_record() copies its tensors already; the model's record is its storage.
+        owned = {"optim"} if type(state.optim).to_record is Optimizer.to_record else set()
+        return {part: host_snapshot(record, part in owned) for part, record in records.items()}
 
     def _records(self, state: TrainingState, end: RunEnd | None = None) -> dict[str, Any]:
         records = state.to_records()
