@@ -7,7 +7,9 @@
         [--bf16] [--csv] [--kill-rank R] [--listeners] [--ema] [--on-non-finite MODE]
         [--nan-at I --nan-rank R]
 
-Rank 0 writes the final parameters to OUT. `--crash-at` makes rank 1 raise at its I-th step;
+Rank 0 writes the final parameters to OUT. `--kill-in-writer N` SIGKILLs rank 0 at the
+checkpoint writer thread's N-th fsync/replace/write, in the first attempt only. `--crash-at`
+makes rank 1 raise at its I-th step;
 `--kill-at` makes rank `--kill-rank` (default 0) SIGKILL itself at its I-th step (resumed with
 `resume()`), in the first attempt only: a group that torchrun restarts
 (`--max-restarts`) runs on. Rank 0 first lets its background checkpoint write finish (the
@@ -218,6 +220,7 @@ def main() -> None:
     parser.add_argument("--crash-at", type=int, default=0)
     parser.add_argument("--kill-at", type=int, default=0)
     parser.add_argument("--kill-rank", type=int, default=0)
+    parser.add_argument("--kill-in-writer", type=int, default=0)
     parser.add_argument("--checkpoint-every", type=int, default=0)
     parser.add_argument("--accumulate", type=int, default=0)
     parser.add_argument("--unused", action="store_true")
@@ -235,6 +238,11 @@ def main() -> None:
     parser.add_argument("--valid-every", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(1)
+    first_attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") == "0"
+    if args.kill_in_writer and first_attempt and os.environ.get("RANK", "0") == "0":
+        from tests.train.crash_run import kill_in_writer
+
+        kill_in_writer(args.kill_in_writer)
     result = None if args.custom_loop else learner_run(args)
     model = custom_loop(args) if result is None else result.model
     state = model.state_dict()

@@ -142,19 +142,30 @@ def test_sigkill_mid_epoch_under_two_ranks_then_resume_is_bit_identical(tmp_path
             assert (resumed / relative).read_bytes() == (straight / relative).read_bytes()
 
 
-def test_elastic_restart_after_a_rank_is_killed_mid_epoch_is_bit_identical(tmp_path):
-    """torchrun --max-restarts=1: rank 1 SIGKILLed mid-epoch; the agent restarts the group,
-    which resumes from the newest committed checkpoint and ends as an uninterrupted run."""
+@pytest.mark.parametrize(
+    ("kill", "resumed_from"),
+    [
+        # 8 iterations per epoch: the kill at step 13 is epoch 2, iteration 5; the newest
+        # committed checkpoint then was epoch 2, iteration 3.
+        (("--kill-at", "13", "--kill-rank", "1"), "epoch-2-iteration-3"),
+        # Rank 0 killed in its writer thread while it writes epoch-1-iteration-6.
+        (("--kill-in-writer", "25"), "epoch-1-iteration-3"),
+    ],
+    ids=["rank-1-mid-epoch", "rank-0-in-checkpoint-write"],
+)
+def test_elastic_restart_after_a_rank_is_killed_is_bit_identical(tmp_path, kill, resumed_from):
+    """torchrun --max-restarts=1: a rank SIGKILLed mid-epoch or while its checkpoint is being
+    written; the agent restarts the group, which resumes from the newest committed checkpoint
+    and ends as an uninterrupted run."""
     straight = tmp_path / "straight"
     check(torchrun(str(straight / "artifacts"), str(straight / "final.pt")))
     elastic = tmp_path / "elastic"
-    flags = ("--checkpoint-every", "3", "--kill-at", "13", "--kill-rank", "1")
+    flags = ("--checkpoint-every", "3", *kill)
     done = torchrun(str(elastic / "artifacts"), str(elastic / "final.pt"), *flags, restarts=1)
     check(done)
+    assert "exitcode: -9" in done.stderr  # the kill happened; the restart recovered from it
     log = (elastic / "artifacts" / "experiment.log").read_text()
-    # 8 iterations per epoch: the kill at step 13 is epoch 2, iteration 5; the newest
-    # committed checkpoint then was epoch 2, iteration 3.
-    assert "epoch-2-iteration-3" in log, log[-2000:]
+    assert f"Resumed from checkpoint {resumed_from}," in log, log[-2000:]
     assert_params_close(elastic / "final.pt", straight / "final.pt", atol=0)
     for split in ("train", "valid"):
         for epoch in (1, 2):
