@@ -93,7 +93,8 @@ def _newest(
     candidates = list(reversed(checkpointer.committed()))
     if not candidates:
         if fresh_if_none:
-            announce.warning(
+            # The first start of a run that uses `resume()` to start or continue: no warning.
+            announce.info(
                 f"resume(): no checkpoint in {checkpointer.directory}, starting from scratch."
             )
             return None
