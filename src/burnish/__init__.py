@@ -6,7 +6,8 @@
     grads = bn.backward(loss)
 
 The top-level names are listed in `__all__`; submodules (`burnish.optim`, `burnish.train`,
-`burnish.record`, `burnish.data`, ...) are imported on first use so `import burnish` stays cheap.
+`burnish.record`, `burnish.data`, ...) are imported on first use so `import burnish` stays cheap:
+it does not import torch (`burnish summary` and `burnish report` read logs without it).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from burnish._version import __version__
-from burnish.backend import device, seed
 from burnish.config import Config, config
 from burnish.errors import (
     ArtifactDirError,
@@ -29,6 +29,8 @@ from burnish.errors import (
 
 # name -> module that defines it; resolved on first attribute access (PEP 562).
 _LAZY = {
+    "device": "burnish.backend",
+    "seed": "burnish.backend",
     "Module": "burnish.module",
     "valid": "burnish.module",
     "num_params": "burnish.module",
@@ -73,6 +75,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from burnish.backend import device, seed
     from burnish.module import (
         Module,
         into_record,

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union, cast
+
+import numpy as np
 
 if TYPE_CHECKING:
     from burnish.train.logger.epoch_aggregates import MetricAggregate
@@ -128,6 +130,16 @@ class MetricLogger(ABC):
     @abstractmethod
     def read_numeric(self, name: str, epoch: int) -> list[NumericEntry]:
         """Every numeric entry of metric `name` in `epoch` (empty if none was logged)."""
+
+    def read_numeric_chunks(self, name: str, epoch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The entries of `read_numeric(name, epoch)` as `(values, counts)` arrays (float64,
+        int64), a block at a time: what readers of long logs use. `FileMetricLogger` streams
+        its file in constant memory; the default reads every entry at once.
+        """
+        entries = self.read_numeric(name, epoch)
+        if entries:
+            values = np.array([float(entry.value) for entry in entries], dtype=np.float64)
+            yield values, np.array([entry.count for entry in entries], dtype=np.int64)
 
     def log_aggregates(self, epoch: int, aggregates: Mapping[str, MetricAggregate]) -> None:
         """Keep `epoch`'s aggregates: each numeric metric's epoch value and line statistics.

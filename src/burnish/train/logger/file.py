@@ -6,14 +6,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
+
+import numpy as np
 
 from burnish.errors import CheckpointError
 from burnish.io import atomic_write_bytes, remove_temporaries
 from burnish.train.logger.base import (
-    DamagedLogError,
     LoggedEntry,
     LoggerPositions,
     MetricLogger,
@@ -29,6 +30,7 @@ from burnish.train.logger.epoch_aggregates import (
     read_aggregates,
     write_aggregates,
 )
+from burnish.train.logger.numeric_lines import count_lines, line_offset, read_chunks
 from burnish.train.metric.base import NumericEntry
 
 __all__ = ["EPOCH_PREFIX", "NAMES_FILE", "FileMetricLogger"]
@@ -239,7 +241,7 @@ class FileMetricLogger(MetricLogger):
             self._store_name(stem, name)
             self._stored.add((stem, name))
         if (epoch, name) in self._opened:
-            self._counts.setdefault(name, _count_lines(path))
+            self._counts.setdefault(name, count_lines(path))
             mode = "a"
         else:
             self._counts[name] = 0
@@ -276,28 +278,23 @@ class FileMetricLogger(MetricLogger):
             ValueError: if a line is not a numeric entry (e.g. `name` is a text metric);
                 `DamagedLogError` when numeric lines came before it (a damaged numeric log).
         """
+        return [
+            NumericEntry(value, count)
+            for values, counts in self.read_numeric_chunks(name, epoch)
+            for value, count in zip(values.tolist(), counts.tolist())
+        ]
+
+    def read_numeric_chunks(self, name: str, epoch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The entries of `read_numeric(name, epoch)` as `(values, counts)` arrays, a block of
+        lines at a time: memory does not grow with the file (see `numeric_lines`).
+
+        Raises:
+            ValueError: as `read_numeric`, when the block holding the bad line is read.
+        """
         if epoch == self._epoch and name in self._files:
             self._write(name)
             self._files[name].flush()
-        path = self.file_path(name, epoch)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return []
-        lines = text.split("\n")[:-1]  # drop the part after the last newline
-        entries = []
-        for number, line in enumerate(lines, start=1):
-            if not line:
-                continue
-            try:
-                entries.append(NumericEntry.deserialize(line))
-            except (ValueError, TypeError) as error:
-                kind = DamagedLogError if entries else ValueError  # numeric lines came before
-                raise kind(
-                    f"Line {number} of {path} is not a numeric entry ('value,count'): {line!r} "
-                    f"({error}). Only numeric metrics can be read back; check the metric name."
-                ) from error
-        return entries
+        return read_chunks(self.file_path(name, epoch))
 
     # ---------------------------------------------------------------- resume
     def positions(self, epoch: int | None = None) -> LoggerPositions:
@@ -361,28 +358,17 @@ def _stem_or_none(name: str) -> str | None:
         return None
 
 
-def _count_lines(path: Path) -> int:
-    try:
-        return path.read_bytes().count(b"\n")
-    except FileNotFoundError:
-        return 0
-
-
 def _truncate_lines(path: Path, count: int) -> None:
     """Cut `path` right after its `count`-th newline."""
-    data = path.read_bytes()
-    offset = 0
-    for _ in range(count):
-        newline = data.find(b"\n", offset)
-        if newline < 0:
-            found = data.count(b"\n")
-            raise CheckpointError(
-                f"The metric log {path} has {found} complete lines but the checkpoint "
-                f"says it had {count}: lines were lost. Restore the artifact directory or resume "
-                "from an epoch checkpoint."
-            )
-        offset = newline + 1
-    if offset != len(data):
+    offset = line_offset(path, count)
+    if offset is None:
+        found = count_lines(path)
+        raise CheckpointError(
+            f"The metric log {path} has {found} complete lines but the checkpoint "
+            f"says it had {count}: lines were lost. Restore the artifact directory or resume "
+            "from an epoch checkpoint."
+        )
+    if offset != path.stat().st_size:
         with open(path, "r+b") as file:
             file.truncate(offset)
             file.flush()

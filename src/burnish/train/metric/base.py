@@ -36,11 +36,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from abc import ABC, abstractmethod
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
-from burnish.data.dataloader.loader import Progress
+    from burnish.data.dataloader.loader import Progress
 
 __all__ = [
     "Adaptor",
@@ -169,6 +170,8 @@ def adapt(item: Any, input_type: type[T]) -> T:
             f"{input_type.__name__}. Received: {type(result).__name__}."
         )
     name, wanted = type(item).__name__, input_type.__name__
+    import torch  # here only: reading metric logs (NumericEntry) needs no torch
+
     bare = "; a bare tensor feeds no metric" if isinstance(item, torch.Tensor) else ""
     raise TypeError(
         f"The step's output `{name}` cannot be adapted to `{wanted}`, the input of a "
@@ -264,3 +267,13 @@ class Numeric(Metric):
         running_text = format_float(running, self.precision)
         current_text = format_float(current, self.precision)
         return f"epoch {running_text}{unit} - batch {current_text}{unit}"
+
+
+def __getattr__(name: str) -> Any:
+    # `Progress` lives with the data loader (torch); imported on first use so that reading
+    # metric logs (`NumericEntry`) does not import torch.
+    if name == "Progress":
+        from burnish.data.dataloader.loader import Progress
+
+        return Progress
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,203 @@
+"""Reading Burn's per-iteration metric logs (`value,count` a line) in constant memory.
+
+A log is read in blocks of `CHUNK_BYTES`; each block's complete lines are parsed at once by
+NumPy into two arrays (values, counts), so memory does not grow with the number of lines and no
+Python object is made per value. A block of well-formed `value,count` lines is parsed by
+`np.fromstring`; anything else (a lone `value` line, spaces, a text metric, a damaged line)
+falls back to `NumericEntry.deserialize` line by line for that block, which parses what it can
+and raises the error a line-by-line reader would, with the line's number.
+
+An unterminated last line (a write cut short by a crash) is ignored; empty lines are skipped.
+
+Nothing here imports torch: `burnish summary` and `burnish report` read logs without it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from burnish.train.logger.base import DamagedLogError
+from burnish.train.logger.epoch_aggregates import EntryStats
+from burnish.train.metric.base import NumericEntry
+
+__all__ = [
+    "CHUNK_BYTES",
+    "Chunk",
+    "count_lines",
+    "entry_stats",
+    "line_offset",
+    "NO_ITEMS",
+    "mean_of_entries",
+    "read_chunks",
+]
+
+CHUNK_BYTES = 1 << 20
+"""The bytes read at a time: memory per reader is a few times this, whatever the file's size."""
+
+Chunk = tuple[np.ndarray, np.ndarray]
+"""A block's entries: `(values, counts)`, float64 and int64 arrays of the same length."""
+
+_COMMA, _NEWLINE = ord(","), ord("\n")
+_COMMA_TO_SPACE = bytes.maketrans(b",", b" ")
+_OTHER_BYTES = np.ones(256, dtype=bool)  # bytes that are neither digits nor separators
+_OTHER_BYTES[list(b"0123456789,\n")] = False
+# Bytes the fast path leaves to the line-by-line parser: whitespace that `float()` strips but
+# `np.fromstring` treats as a separator, and `(` (`nan(1)`, which only NumPy accepts).
+_SLOW_BYTES = (b" ", b"\t", b"\r", b"\x0b", b"\x0c", b"(")
+
+
+def read_chunks(path: str | os.PathLike, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chunk]:
+    """The entries of the log at `path`, a block of lines at a time (none if it is missing).
+
+    Raises:
+        ValueError: if a line is not a numeric entry (a text metric's log), naming the file
+            and line; `DamagedLogError` when numeric lines came before it.
+    """
+    path = Path(path)
+    try:
+        file = open(path, "rb")  # noqa: SIM115 - closed below, also when the caller stops early
+    except FileNotFoundError:
+        return
+    with file:
+        carry = b""
+        lines_before = 0
+        seen = False  # whether an entry came before (a bad line then means a damaged log)
+        while block := file.read(chunk_bytes):
+            data = carry + block if carry else block
+            cut = data.rfind(b"\n") + 1
+            data, carry = data[:cut], data[cut:]
+            if not data:
+                continue
+            values, counts = _parse(data, path, lines_before, seen)
+            lines_before += data.count(b"\n")
+            if values.size:
+                seen = True
+                yield values, counts
+
+
+def _parse(data: bytes, path: Path, lines_before: int, seen: bool) -> Chunk:
+    """The entries of `data`, complete lines (it ends with a newline)."""
+    fast = _parse_fast(data)
+    return fast if fast is not None else _parse_slowly(data, path, lines_before, seen)
+
+
+def _parse_fast(data: bytes) -> Chunk | None:
+    """`data` parsed by NumPy if every non-empty line is `<number>,<digits>`; else None."""
+    if any(byte in data for byte in _SLOW_BYTES):
+        return None
+    raw = np.frombuffer(data, dtype=np.uint8)
+    newlines = np.flatnonzero(raw == _NEWLINE)
+    starts = np.empty_like(newlines)
+    starts[0] = 0
+    starts[1:] = newlines[:-1] + 1
+    full = newlines > starts  # non-empty lines
+    ends, starts = newlines[full], starts[full]
+    commas = np.flatnonzero(raw == _COMMA)
+    # One comma per line, neither at its start nor right before its end.
+    if commas.size != ends.size or np.any(commas <= starts) or np.any(commas >= ends - 1):
+        return None
+    # The count field (after the comma) holds digits only, as `int()` reads it: every other
+    # byte lies before its line's comma.
+    others = np.flatnonzero(_OTHER_BYTES[raw])
+    if others.size and np.any(others > commas[np.searchsorted(ends, others)]):
+        return None
+    try:
+        numbers = np.fromstring(data.translate(_COMMA_TO_SPACE), dtype=np.float64, sep=" ")
+    except ValueError:  # a token NumPy does not read as a number
+        return None
+    if numbers.size != 2 * ends.size:
+        return None
+    counts = numbers[1::2]
+    if counts.size and counts.max() >= 2.0**53:  # beyond exact float integers: int() it
+        return None
+    return numbers[0::2].copy(), counts.astype(np.int64)
+
+
+def _parse_slowly(data: bytes, path: Path, lines_before: int, seen: bool) -> Chunk:
+    """`data` parsed line by line, raising at the first line that is not a numeric entry."""
+    values: list[float] = []
+    counts: list[int] = []
+    for number, raw in enumerate(data.split(b"\n")[:-1], start=lines_before + 1):
+        if not raw:
+            continue
+        line = raw.decode("utf-8", errors="replace")
+        try:
+            entry = NumericEntry.deserialize(line)
+        except (ValueError, TypeError) as error:
+            kind = DamagedLogError if seen or values else ValueError  # numeric lines came before
+            raise kind(
+                f"Line {number} of {path} is not a numeric entry ('value,count'): {line!r} "
+                f"({error}). Only numeric metrics can be read back; check the metric name."
+            ) from error
+        values.append(float(entry.value))
+        counts.append(entry.count)
+    return np.array(values, dtype=np.float64), np.array(counts, dtype=np.int64)
+
+
+def entry_stats(chunks: Iterable[Chunk]) -> EntryStats:
+    """The `EntryStats` of every entry in `chunks` (NaN entries count as lines only)."""
+    stats = EntryStats()
+    for values, counts in chunks:
+        stats.lines += int(values.size)
+        defined = ~np.isnan(values)
+        values, counts = values[defined], counts[defined]
+        if values.size:
+            stats.total += float(np.dot(values, counts.astype(np.float64)))
+            stats.count += int(counts.sum())
+            stats.min = min(stats.min, float(values.min()))
+            stats.max = max(stats.max, float(values.max()))
+    return stats
+
+
+NO_ITEMS = math.nan
+"""What `mean_of_entries` gives for entries that cover no items (every count 0)."""
+
+
+def mean_of_entries(chunks: Iterable[Chunk]) -> float | None:
+    """`sum(value * count) / sum(count)` over every entry (NaN ones included, as Burn's
+    `NumericMetricsAggregate`): None without entries, `NO_ITEMS` (this very NaN object) when
+    they cover no items."""
+    total, count, lines = 0.0, 0, 0
+    for values, counts in chunks:
+        total += float(np.dot(values, counts.astype(np.float64)))
+        count += int(counts.sum())
+        lines += int(values.size)
+    if not lines:
+        return None
+    return total / count if count > 0 else NO_ITEMS
+
+
+def count_lines(path: str | os.PathLike, chunk_bytes: int = CHUNK_BYTES) -> int:
+    """The number of newlines in the file at `path` (0 if it is missing), read in blocks."""
+    try:
+        file = open(path, "rb")  # noqa: SIM115
+    except FileNotFoundError:
+        return 0
+    with file:
+        return sum(block.count(b"\n") for block in iter(lambda: file.read(chunk_bytes), b""))
+
+
+def line_offset(path: str | os.PathLike, lines: int, chunk_bytes: int = CHUNK_BYTES) -> int | None:
+    """The byte offset right after the `lines`-th newline of `path`; None if it has fewer.
+
+    Read in blocks: memory does not grow with the file.
+    """
+    if lines <= 0:
+        return 0
+    offset = 0
+    left = lines
+    with open(path, "rb") as file:
+        while block := file.read(chunk_bytes):
+            found = block.count(b"\n")
+            if found < left:
+                left -= found
+                offset += len(block)
+                continue
+            newlines = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == _NEWLINE)
+            return offset + int(newlines[left - 1]) + 1
+    return None
