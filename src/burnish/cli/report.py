@@ -2,8 +2,9 @@
 comparing several.
 
 What a run's artifact directory holds is gathered here (`collect_run`): per metric its epoch
-means and every iteration's value for both splits, the learner summary, `config.json`, the
-checkpoints, the files, and the model's summary from its newest record. `cli.page` renders it.
+means and its iterations' values (thinned to a fixed number of points, `cli.iteration_curve`)
+for both splits, the learner summary, `config.json`, the checkpoints, the files, and the
+model's summary from its newest record. `cli.page` renders it.
 Several directories make a comparison instead: `cli.compare` gathers the runs and
 `cli.compare_page` renders them.
 """
@@ -14,7 +15,7 @@ import argparse
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from burnish.cli.base import CommandError, format_bytes
 from burnish.cli.inspect import read_record
@@ -174,6 +175,7 @@ def metric_curves(directory: Path, summary: Any) -> list[MetricCurves]:
 
 
 def _curves(directory: Path, summary: Any, name: str) -> MetricCurves:
+    from burnish.cli.iteration_curve import iteration_curve
     from burnish.train.logger.file import FileMetricLogger
 
     means: dict[str, list[tuple[float, float]]] = {}
@@ -189,20 +191,12 @@ def _curves(directory: Path, summary: Any, name: str) -> MetricCurves:
         if entries:
             last[split] = f"{unit} {entries[-1].step}"
         logger = FileMetricLogger(directory / split)
-        points: list[tuple[float, float]] = []
         count_of_epochs = summary.validations if at is not None else summary.epochs
-        for epoch in range(1, (count_of_epochs or 0) + 1):
-            try:
-                lines = logger.read_numeric(name, epoch)
-            except ValueError:  # not numeric: the summary left it out too
-                lines = []
-            start, end = _place(at, epoch - 1), _place(at, epoch)
-            count = len(lines)
-            # Entries read back from a file hold floats, never tensors.
-            points += cast(
-                "list[tuple[float, float]]",
-                [(start + (end - start) * (k + 1) / count, e.value) for k, e in enumerate(lines)],
-            )
+        spans = [
+            (epoch, _place(at, epoch - 1), _place(at, epoch))
+            for epoch in range(1, (count_of_epochs or 0) + 1)
+        ]
+        points = iteration_curve(logger, name, spans)  # thinned as it is read
         iterations[split] = points
     return MetricCurves(name, means, iterations, last)
 
