@@ -143,7 +143,7 @@ def _parse_slowly(data: bytes, path: Path, lines_before: int, seen: bool) -> Chu
 def entry_stats(chunks: Iterable[Chunk]) -> EntryStats:
     """The `EntryStats` of every entry in `chunks` (NaN entries count as lines only)."""
     stats = EntryStats()
-    for values, counts in chunks:
+    for values, counts in _quietly(chunks):
         stats.lines += int(values.size)
         defined = ~np.isnan(values)
         values, counts = values[defined], counts[defined]
@@ -164,13 +164,20 @@ def mean_of_entries(chunks: Iterable[Chunk]) -> float | None:
     `NumericMetricsAggregate`): None without entries, `NO_ITEMS` (this very NaN object) when
     they cover no items."""
     total, count, lines = 0.0, 0, 0
-    for values, counts in chunks:
+    for values, counts in _quietly(chunks):
         total += float(np.dot(values, counts.astype(np.float64)))
         count += int(counts.sum())
         lines += int(values.size)
     if not lines:
         return None
     return total / count if count > 0 else NO_ITEMS
+
+
+def _quietly(chunks: Iterable[Chunk]) -> Iterator[Chunk]:
+    """`chunks`, with NumPy's overflow warnings off (inf * count is inf, as in Python)."""
+    for chunk in chunks:
+        with np.errstate(over="ignore", invalid="ignore"):
+            yield chunk
 
 
 def count_entries(path: str | os.PathLike, chunk_bytes: int = CHUNK_BYTES) -> int:
