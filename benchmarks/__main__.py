@@ -32,6 +32,7 @@ NAMES = (
     "distributed_overlap",
     "compile",
     "async_checkpoint",
+    "log_reading",
 )
 #: Opt-in (`-b NAME`): slow on 2 cores.
 OPT_IN = ("compile", "async_checkpoint")
