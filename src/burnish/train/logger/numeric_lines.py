@@ -14,7 +14,6 @@ Nothing here imports torch: `burnish summary` and `burnish report` read logs wit
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -32,7 +31,6 @@ __all__ = [
     "count_lines",
     "entry_stats",
     "line_offset",
-    "NO_ITEMS",
     "mean_of_entries",
     "read_chunks",
 ]
@@ -155,22 +153,15 @@ def entry_stats(chunks: Iterable[Chunk]) -> EntryStats:
     return stats
 
 
-NO_ITEMS = math.nan
-"""What `mean_of_entries` gives for entries that cover no items (every count 0)."""
-
-
-def mean_of_entries(chunks: Iterable[Chunk]) -> float | None:
+def mean_of_entries(chunks: Iterable[Chunk]) -> tuple[float | None, int]:
     """`sum(value * count) / sum(count)` over every entry (NaN ones included, as Burn's
-    `NumericMetricsAggregate`): None without entries, `NO_ITEMS` (this very NaN object) when
-    they cover no items."""
+    `NumericMetricsAggregate`; None when they cover no items) and the number of entries."""
     total, count, lines = 0.0, 0, 0
     for values, counts in _quietly(chunks):
         total += float(np.dot(values, counts.astype(np.float64)))
         count += int(counts.sum())
         lines += int(values.size)
-    if not lines:
-        return None
-    return total / count if count > 0 else NO_ITEMS
+    return (total / count if count > 0 else None), lines
 
 
 def _quietly(chunks: Iterable[Chunk]) -> Iterator[Chunk]:

@@ -19,7 +19,6 @@ from typing import Any, Protocol
 from burnish.train.logger.base import MetricLogger, metric_file_stem
 from burnish.train.logger.epoch_aggregates import MetricAggregate
 from burnish.train.logger.file import FileMetricLogger
-from burnish.train.logger.numeric_lines import NO_ITEMS as _NO_ITEMS
 from burnish.train.logger.numeric_lines import mean_of_entries
 from burnish.train.metric.base import NumericEntry
 from burnish.train.split import TRAINING_SPLITS, ParsableEnum, Split
@@ -241,9 +240,9 @@ class MetricStore:
                 found = _find_aggregate(_read_aggregates(logger, epoch, self._reported), name)
                 if found is not None:
                     return found.value
-            mean = mean_of_entries(logger.read_numeric_chunks(name, epoch))
-            if mean is not None:
-                return mean if mean is not _NO_ITEMS else None
+            mean, lines = mean_of_entries(logger.read_numeric_chunks(name, epoch))
+            if lines:  # the first logger with entries answers
+                return mean
         return None
 
     def _closed(self, split: Split, epoch: int) -> bool:
