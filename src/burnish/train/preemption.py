@@ -11,6 +11,7 @@ reaches one rank stops them all at the same iteration. Then `finish` says once w
 requeues a SLURM job if asked, and raises `Preempted` (a `SystemExit` with the chosen exit
 code), so the code after `fit` does not run as if training had finished. A second signal ends
 the process at once; the last committed checkpoint stays intact (commits are atomic).
+An `Evaluator` catches SIGTERM too: it stops after the current batch and raises `Preempted`.
 """
 
 from __future__ import annotations
@@ -118,6 +119,8 @@ class Preempted(SystemExit):
             None when the signal came before the first iteration.
         checkpoint: the checkpoint directory written at the stop, None if none was.
         requeued: whether rank 0 requeued the SLURM job.
+        results: raised by an `Evaluator`: the `EvaluationResult`s so far (the last one
+            `interrupted`), else None.
     """
 
     def __init__(
@@ -127,10 +130,12 @@ class Preempted(SystemExit):
         result: TrainingResult | None,
         checkpoint: Path | None,
         requeued: bool = False,
+        results: list[Any] | None = None,
     ) -> None:
         super().__init__(code)
         self.signal = signal_
         self.result = result
+        self.results = results
         self.checkpoint = checkpoint
         self.requeued = requeued
 
@@ -220,6 +225,22 @@ class PreemptionWatch:
             requeued = self._requeue(announce) if self.settings.requeue else False
             announce.warning(self._message(arrived, where, checkpoint, requeued))
         raise Preempted(arrived, self._code(arrived), result, checkpoint, requeued)
+
+    def end_evaluation(self, context: DistributedContext, results: list[Any]) -> None:
+        """After an evaluation a signal cut short (its logs cover the batches it did).
+
+        Raises:
+            Preempted: if a signal arrived (on any rank); `result` holds the evaluation
+                results so far.
+        """
+        if not any(getattr(result, "interrupted", False) for result in results):
+            return
+        arrived = self.agreed(context)
+        if arrived is None:
+            return
+        if context.is_main:
+            log.warning("Evaluation preempted by %s: stopped after the current batch.", arrived)
+        raise Preempted(arrived, self._code(arrived), None, None, results=results)
 
     def _code(self, arrived: signal.Signals) -> int:
         code = self.settings.exit_code
