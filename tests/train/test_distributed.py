@@ -395,3 +395,27 @@ def test_sigterm_to_one_rank_stops_both_at_one_iteration_then_requeue_and_resume
         for epoch in (1, 2, 3):
             relative = f"artifacts/{split}/epoch-{epoch}/Loss.log"
             assert (preempted / relative).read_bytes() == (straight / relative).read_bytes()
+
+
+@pytest.mark.parametrize("exit_code", [None, 0], ids=["default-143-restarts", "0-ends-the-job"])
+def test_the_preemption_exit_code_decides_whether_torchrun_restarts_the_group(tmp_path, exit_code):
+    """Under `torchrun --max-restarts=1`, a rank preempted in the first attempt exits with the
+    preemption's code: a failure code (143) makes the agent restart the group, which resumes
+    from the preemption's checkpoint and ends as an uninterrupted run; 0 ends the job there."""
+    straight = tmp_path / "straight"
+    check(torchrun(str(straight / "artifacts"), str(straight / "final.pt")))
+    run = tmp_path / "run"
+    flags = ["--checkpoint-every", "3", "--preempt-at", "5", "--preempt-rank", "1"]
+    if exit_code is not None:
+        flags += ["--exit-code", str(exit_code)]
+    done = torchrun(str(run / "artifacts"), str(run / "final.pt"), *flags, restarts=1)
+    assert "preempted code=" in done.stdout, done.stderr[-4000:]
+    log = (run / "artifacts" / "experiment.log").read_text()
+    assert log.count("Preempted by SIGTERM") == 1
+    if exit_code is None:
+        check(done)  # restarted, resumed, finished
+        assert "Resumed from checkpoint epoch-1-iteration-8," in log
+        assert_params_close(run / "final.pt", straight / "final.pt", atol=0)
+    else:
+        assert done.returncode == 0  # the agent saw a clean exit: no restart
+        assert "Resumed from checkpoint" not in log and not (run / "final.pt").exists()
