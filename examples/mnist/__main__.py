@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +43,13 @@ def main(argv: list[str] | None = None) -> float:
     config = config.with_num_epochs(epochs)
     if args.workers is not None:
         config = config.with_num_workers(args.workers)
-    result = train(args.artifact_dir, config, args.device, limit=limit or None)
+    from burnish.train import Preempted
+
+    try:
+        result = train(args.artifact_dir, config, args.device, limit=limit or None)
+    except Preempted as preempted:  # SIGTERM: a checkpoint of where training stopped is saved
+        print(f"Training {preempted}: not evaluating a half-trained model.", file=sys.stderr)
+        raise  # a SystemExit: the process exits with its code (143 for SIGTERM)
     evaluate(args.artifact_dir, args.device, limit=limit or None)
     infer(args.artifact_dir, args.device, MnistDataset.test().get(42))
     return last_value(result.summary, "valid", "Accuracy")

@@ -416,11 +416,16 @@ class _BurnishLines:
         self.count = 0
 
     def __enter__(self) -> _BurnishLines:
+        # Finalizers of objects left by earlier runs (a logger's `__del__`) would run at the
+        # collector's whim, inside the count: collect them first, and not during the count.
+        gc.collect()
+        gc.disable()
         sys.settrace(self._call)
         return self
 
     def __exit__(self, *exc: object) -> None:
         sys.settrace(None)
+        gc.enable()
 
     def _call(self, frame, event: str, arg: object):
         if frame.f_code.co_filename.startswith(self.root):

@@ -27,6 +27,13 @@ trained model beside it) and writes it to OUT too.
 two validations, for a chosen N); with `--valid-every`, `--kill-in-valid` lands in the first
 validation inside an epoch.
 
+Preemption (tests/train/test_preemption.py): `--mark-at-step N`, `--mark-in-valid`,
+`--mark-in-writer` and `--mark-in-setup` print `MARK` on stdout at the N-th training iteration,
+in the first validation, in the writer thread's first commit call, or in the run's set-up (its
+first line), and wait for a line on stdin: the test signals the process group, then writes
+that line. The number of training iterations the process ran is printed as `trained=N`, also
+when the run is preempted (`preempted code=C trained=N`, then the exit with code C).
+
 `--scripted composed|metric` trains the tiny regression of `scripted.py` instead, whose
 validation metric takes chosen values, with early stopping (stops after epoch 5 of 8) and that
 checkpointing strategy (keep-last-2 + best, or best only); `--kill-after-epoch K` kills it once
@@ -147,6 +154,74 @@ def kill_in_valid() -> None:
     MetricsProcessor.process = killing
 
 
+TRAINED = {"n": 0}
+
+
+def count_trained() -> None:
+    """Count the training iterations this process runs (TRAINED)."""
+    from burnish.train.processor import MetricsProcessor
+
+    process = MetricsProcessor.process
+
+    def counting(self, split, *args):
+        TRAINED["n"] += split == "train"
+        return process(self, split, *args)
+
+    MetricsProcessor.process = counting
+
+
+def pause(marker: str = "MARK") -> None:
+    """Say `marker` on stdout and wait for the test's line (sent after its signal)."""
+    print(marker, flush=True)
+    sys.stdin.readline()
+
+
+def mark_at(step: int, in_valid: bool) -> None:
+    """Pause at the `step`-th training iteration, or at the first validation iteration."""
+    from burnish.train.processor import MetricsProcessor
+
+    process, seen = MetricsProcessor.process, {"train": 0, "valid": 0}
+
+    def marking(self, split, *args):
+        result = process(self, split, *args)
+        seen[split] += 1
+        first_valid = in_valid and split == "valid" and seen["valid"] == 1
+        if (split == "train" and seen["train"] == step) or first_valid:
+            pause()
+        return result
+
+    MetricsProcessor.process = marking
+
+
+def mark_in_writer() -> None:
+    """Pause the writer thread at its first commit call (fsync/replace/write)."""
+    done = {"marked": False}
+
+    def wrap(function):
+        def wrapped(*args, **kwargs):
+            if in_writer() and not done["marked"]:
+                done["marked"] = True
+                pause()
+            return function(*args, **kwargs)
+
+        return wrapped
+
+    os.fsync, os.replace = wrap(os.fsync), wrap(os.replace)
+
+
+def mark_in_setup() -> None:
+    """Pause in the run's set-up: when it announces its artifact directory."""
+    from burnish.train.announce import Announcer
+
+    run_start = Announcer.run_start
+
+    def marking(self, options):
+        run_start(self, options)
+        pause()
+
+    Announcer.run_start = marking
+
+
 class SlowMlp(Mlp):
     """The test model, optionally sleeping in each step: a wider window for timed signals."""
 
@@ -239,7 +314,18 @@ def main() -> None:
     parser.add_argument("--max-iterations", type=int, default=0)
     parser.add_argument("--valid-every", type=int, default=0)
     parser.add_argument("--kill-at-step", type=int, default=0)
+    parser.add_argument("--mark-at-step", type=int, default=0)
+    parser.add_argument("--mark-in-valid", action="store_true")
+    parser.add_argument("--mark-in-writer", action="store_true")
+    parser.add_argument("--mark-in-setup", action="store_true")
     args = parser.parse_args()
+    count_trained()
+    if args.mark_at_step or args.mark_in_valid:
+        mark_at(args.mark_at_step, args.mark_in_valid)
+    if args.mark_in_writer:
+        mark_in_writer()
+    if args.mark_in_setup:
+        mark_in_setup()
     calls = count_io() if args.count_io else None
     if args.kill_at_io:
         kill_at_io(args.kill_at_io)
@@ -259,8 +345,13 @@ def main() -> None:
         learner, optim, (train, valid) = scripted_learner(args)
     else:
         learner, optim, (train, valid) = mnist_learner(args)
-    result = learner.fit(train, valid)
+    try:
+        result = learner.fit(train, valid)
+    except bn.train.Preempted as preempted:
+        print(f"preempted code={preempted.code} trained={TRAINED['n']}", flush=True)
+        raise
     print(
+        f"trained={TRAINED['n']} "
         f"interrupted={result.interrupted} epochs={result.epochs_completed} "
         f"stopped_early={result.stopped_early} iterations={result.iterations} "
         f"validations={result.validations}",

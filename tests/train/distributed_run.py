@@ -23,6 +23,9 @@ an iteration point every 3 steps.
 `--listeners` adds a listener called on rank 0 only and one with `all_ranks = True`, each
 writing what it saw to `listener-{main,all}-rank<RANK>.json` in the artifact directory, and a
 `ThroughputMetric` with MFU to the training metrics.
+`--preempt-at I --preempt-rank R` makes rank R send itself SIGTERM at its I-th step (first
+attempt only): a preemption signal that reaches one rank; `--requeue` adds
+`preemption(requeue=True)`, `--exit-code C` `preemption(exit_code=C)`.
 `--ema` keeps an average of the weights (`with_ema(0.9)`), written to OUT as `ema.*` entries;
 `--on-non-finite` sets that mode; `--nan-at I --nan-rank R` makes rank R's loss NaN at its I-th
 step (the other ranks' stay finite).
@@ -71,6 +74,7 @@ class CrashingMlp(Mlp):
         if os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") != "0":
             self.kill_at = 0
         self.nan_at, self.nan_rank = nan_at, nan_rank
+        self.preempt_at, self.preempt_rank = 0, 0
 
     def train_step(self, batch):
         self.calls += 1
@@ -82,6 +86,8 @@ class CrashingMlp(Mlp):
                 if thread.name.startswith("burnish-checkpoint"):
                     thread.join()
             os.kill(os.getpid(), signal.SIGKILL)
+        if self.calls == self.preempt_at and rank == self.preempt_rank:
+            os.kill(os.getpid(), signal.SIGTERM)  # to this rank only
         if self.calls == self.nan_at and rank == self.nan_rank:
             item = self.forward_classification(batch)
             item.loss = item.loss * float("nan")
@@ -145,6 +151,8 @@ class RankJournal(TrainingListener):
 def learner_run(args):
     bn.seed(3)
     model = CrashingMlp(args.crash_at, args.kill_at, args.kill_rank, args.nan_at, args.nan_rank)
+    if os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") == "0":
+        model.preempt_at, model.preempt_rank = args.preempt_at, args.preempt_rank
     optim = SgdConfig().init()
     if args.unused:
         grad_sync.BUCKET_BYTES = 1024  # several buckets, launched as gradients arrive
@@ -187,6 +195,8 @@ def learner_run(args):
         b = b.with_ema(0.9)
     if args.on_non_finite:
         b = b.on_non_finite(args.on_non_finite)
+    if args.requeue or args.exit_code is not None:
+        b = b.preemption(requeue=args.requeue, exit_code=args.exit_code)
     learner = b.build(model, optim, 0.1)
     train, valid = loaders(batch_size=args.batch_size, train_items=256, valid_items=64)
     return learner.fit(train, valid)
@@ -236,6 +246,10 @@ def main() -> None:
     parser.add_argument("--nan-rank", type=int, default=0)
     parser.add_argument("--max-iterations", type=int, default=0)
     parser.add_argument("--valid-every", type=int, default=0)
+    parser.add_argument("--preempt-at", type=int, default=0)
+    parser.add_argument("--preempt-rank", type=int, default=0)
+    parser.add_argument("--requeue", action="store_true")
+    parser.add_argument("--exit-code", type=int)
     args = parser.parse_args()
     torch.set_num_threads(1)
     first_attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") == "0"
@@ -243,7 +257,11 @@ def main() -> None:
         from tests.train.crash_run import kill_in_writer
 
         kill_in_writer(args.kill_in_writer)
-    result = None if args.custom_loop else learner_run(args)
+    try:
+        result = None if args.custom_loop else learner_run(args)
+    except bn.train.Preempted as preempted:
+        print(f"preempted code={preempted.code} rank={os.environ.get('RANK')}", flush=True)
+        raise
     model = custom_loop(args) if result is None else result.model
     state = model.state_dict()
     if result is not None and result.ema is not None:

@@ -15,7 +15,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def torchrun(
-    *args: str, nproc: int = 2, timeout: float = 240, restarts: int = 0
+    *args: str,
+    nproc: int = 2,
+    timeout: float = 240,
+    restarts: int = 0,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess:
     command = [
         sys.executable,
@@ -28,7 +32,12 @@ def torchrun(
         str(SCRIPT),
         *args,
     ]
-    env = {**__import__("os").environ, "BURNISH_DIST_TIMEOUT": "60", "OMP_NUM_THREADS": "1"}
+    env = {
+        **__import__("os").environ,
+        "BURNISH_DIST_TIMEOUT": "60",
+        "OMP_NUM_THREADS": "1",
+        **(env or {}),
+    }
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
 
 
@@ -342,3 +351,71 @@ def test_sigkill_between_validations_under_two_ranks_then_resume_is_bit_identica
             continue
         relative = path.relative_to(straight)
         assert (resumed / relative).read_bytes() == path.read_bytes(), relative
+
+
+STAND_IN_SCONTROL = """#!/bin/sh
+echo "$@" >> "$(dirname "$0")/scontrol-calls.txt"
+ls "$(dirname "$0")/artifacts/checkpoint" >> "$(dirname "$0")/scontrol-calls.txt"
+"""
+
+
+def test_sigterm_to_one_rank_stops_both_at_one_iteration_then_requeue_and_resume(tmp_path):
+    """Rank 1 alone gets SIGTERM at its 5th step (epoch 1 of 8 iterations). Both ranks stop
+    where they agree (the end of epoch 1's training: 8 < `sync_every`), rank 0 commits the
+    checkpoint, then calls the stand-in `scontrol requeue $SLURM_JOB_ID` once; both exit 143.
+    The resume starts at that checkpoint and ends as an uninterrupted run."""
+    straight = tmp_path / "straight"
+    check(torchrun(str(straight / "artifacts"), str(straight / "final.pt"), "--epochs", "3"))
+    preempted, bin_dir = tmp_path / "preempted", tmp_path / "preempted"
+    bin_dir.mkdir()
+    scontrol = bin_dir / "scontrol"
+    scontrol.write_text(STAND_IN_SCONTROL)
+    scontrol.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:{__import__('os').environ['PATH']}", "SLURM_JOB_ID": "4242"}
+    flags = ("--epochs", "3", "--checkpoint-every", "3")
+    stopped = torchrun(
+        str(preempted / "artifacts"), str(preempted / "final.pt"), *flags,
+        "--preempt-at", "5", "--preempt-rank", "1", "--requeue", env=env,
+    )  # fmt: skip
+    assert stopped.returncode != 0 and not (preempted / "final.pt").exists()
+    assert "preempted code=143 rank=0" in stopped.stdout, stopped.stderr[-4000:]
+    assert "preempted code=143 rank=1" in stopped.stdout
+    assert "exitcode: 143" in stopped.stderr
+    calls = (bin_dir / "scontrol-calls.txt").read_text().splitlines()
+    assert calls[0] == "requeue 4242" and "requeue 4242" not in calls[1:]  # rank 0, once
+    assert "epoch-1-iteration-8" in calls[1:]  # committed before the requeue
+    log = (preempted / "artifacts" / "experiment.log").read_text()
+    assert log.count("Preempted by SIGTERM: stopped at epoch 1, iteration 8") == 1
+    assert "the SLURM job is requeued" in log
+    check(torchrun(str(preempted / "artifacts"), str(preempted / "final.pt"), *flags))
+    log = (preempted / "artifacts" / "experiment.log").read_text()
+    assert "Resumed from checkpoint epoch-1-iteration-8," in log  # nothing redone
+    assert_params_close(preempted / "final.pt", straight / "final.pt", atol=0)
+    for split in ("train", "valid"):
+        for epoch in (1, 2, 3):
+            relative = f"artifacts/{split}/epoch-{epoch}/Loss.log"
+            assert (preempted / relative).read_bytes() == (straight / relative).read_bytes()
+
+
+@pytest.mark.parametrize("exit_code", [None, 0], ids=["default-143-restarts", "0-ends-the-job"])
+def test_the_preemption_exit_code_decides_whether_torchrun_restarts_the_group(tmp_path, exit_code):
+    """Under `torchrun --max-restarts=1`, a rank preempted in the first attempt exits with the
+    preemption's code: a failure code (143) makes the agent restart the group, which resumes
+    from the preemption's checkpoint and ends as an uninterrupted run; 0 ends the job there."""
+    straight = tmp_path / "straight"
+    check(torchrun(str(straight / "artifacts"), str(straight / "final.pt")))
+    run = tmp_path / "run"
+    flags = ["--checkpoint-every", "3", "--preempt-at", "5", "--preempt-rank", "1"]
+    if exit_code is not None:
+        flags += ["--exit-code", str(exit_code)]
+    done = torchrun(str(run / "artifacts"), str(run / "final.pt"), *flags, restarts=1)
+    assert "preempted code=" in done.stdout, done.stderr[-4000:]
+    log = (run / "artifacts" / "experiment.log").read_text()
+    assert log.count("Preempted by SIGTERM") == 1
+    if exit_code is None:
+        check(done)  # restarted, resumed, finished
+        assert "Resumed from checkpoint epoch-1-iteration-8," in log
+        assert_params_close(run / "final.pt", straight / "final.pt", atol=0)
+    else:
+        assert done.returncode == 0  # the agent saw a clean exit: no restart
+        assert "Resumed from checkpoint" not in log and not (run / "final.pt").exists()

@@ -179,6 +179,30 @@ def test_a_stop_request_ends_the_evaluation_after_the_current_batch(tmp_path):
     assert not evaluation(Mlp()).eval("test", test_loader(300, batch_size=100)).interrupted
 
 
+def test_sigterm_ends_the_evaluation_after_the_current_batch_with_preempted(tmp_path):
+    import os
+    import signal
+
+    class Terminated(Mlp):
+        def valid_step(self, batch):
+            os.kill(os.getpid(), signal.SIGTERM)  # handled at the next bytecode boundary
+            return super().valid_step(batch)
+
+    evaluation = (
+        EvaluatorBuilder(tmp_path)
+        .metrics(LossMetric())
+        .renderer(CliMetricsRenderer(file=io.StringIO()))
+        .build(Terminated())
+    )
+    previous = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(bn.train.Preempted) as raised:
+        evaluation.eval("test", test_loader(300, batch_size=100))
+    assert raised.value.code == 128 + signal.SIGTERM
+    [result] = raised.value.results
+    assert result.interrupted and result.items == 100
+    assert signal.getsignal(signal.SIGTERM) == previous
+
+
 def test_the_cli_renderer_shows_the_test_split_by_name(tmp_path):
     text = io.StringIO()
     evaluation = (

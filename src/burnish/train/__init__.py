@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time, imported o
         SequenceOutput,
         TrainOutput,
     )
+    from burnish.train.preemption import Preempted
     from burnish.train.result import TrainingResult
     from burnish.train.split import Split
     from burnish.train.step import InferenceStep, TrainStep, ValidStep
@@ -79,6 +80,7 @@ _LAZY = {
     "MetricEarlyStoppingStrategy": "burnish.train.early_stopping",
     "MetricStore": "burnish.train.metric.store",
     "MultiLabelClassificationOutput": "burnish.train.output",
+    "Preempted": "burnish.train.preemption",
     "RegressionOutput": "burnish.train.output",
     "SequenceOutput": "burnish.train.output",
     "Split": "burnish.train.split",
@@ -119,6 +121,7 @@ __all__ = [
     "MetricEarlyStoppingStrategy",
     "MetricStore",
     "MultiLabelClassificationOutput",
+    "Preempted",
     "RegressionOutput",
     "SequenceOutput",
     "Split",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import os
+import signal
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from burnish.train.logger.tracker import ExperimentLogger
     from burnish.train.metric.base import Metric
     from burnish.train.non_finite import NonFiniteMode
+    from burnish.train.preemption import PreemptionSettings
     from burnish.train.renderer.base import MetricsRenderer
 
 _DEFAULT: Literal["default"] = "default"
@@ -99,6 +101,7 @@ class TrainingBuilder:
         self._on_non_finite: NonFiniteMode = "continue"
         self._max_iterations: int | None = None
         self._valid_every: int | None = None
+        self._preemption: PreemptionSettings | None = None
 
     # -- metrics ---------------------------------------------------------------------------
 
@@ -480,6 +483,40 @@ class TrainingBuilder:
         self._checkpoint_every = iterations
         return self
 
+    def preemption(
+        self,
+        signals: Sequence[signal.Signals | int | str] | None = None,
+        requeue: bool = False,
+        exit_code: int | None = None,
+    ) -> Self:
+        """What a preemption signal does (by default SIGTERM is caught, without this call).
+
+        While `fit` runs, the first of `signals` stops the run at the next iteration boundary
+        (in training or validation), commits a checkpoint of that exact position (an
+        asynchronous write in flight is finished first), says so on the console and in
+        `experiment.log`, and raises `burnish.train.Preempted`, a `SystemExit` with
+        `exit_code`: the code after `fit` does not run, and `.resume()` continues exactly.
+        A second signal ends the process at once. With several ranks, a signal that reaches
+        any rank stops every rank at the same iteration, within `sync_every` iterations
+        (see docs/crash-safety.md, "Preemption").
+
+        Args:
+            signals: the signals to catch (e.g. `[signal.SIGUSR1]` or `["SIGTERM",
+                "SIGUSR1"]`); `[]` switches preemption handling off; None: SIGTERM.
+            requeue: after the checkpoint commits, rank 0 runs `scontrol requeue
+                $SLURM_JOB_ID` (when `SLURM_JOB_ID` is set).
+            exit_code: the process's exit code; None: 128 + the signal's number (143 for
+                SIGTERM).
+
+        Raises:
+            ValueError: for SIGKILL, SIGSTOP or SIGINT (Ctrl-C has its own graceful stop),
+                something that is not a signal, or an exit code outside 0..255.
+        """
+        from burnish.train.preemption import preemption_settings
+
+        self._preemption = preemption_settings(signals, requeue, exit_code)
+        return self
+
     # -- output ----------------------------------------------------------------------------
 
     def renderer(self, renderer: MetricsRenderer) -> Self:
@@ -664,6 +701,7 @@ class TrainingBuilder:
             on_non_finite=self._on_non_finite,
             max_iterations=self._max_iterations,
             valid_every=self._valid_every,
+            preemption=self._preemption,
         )
 
     def _check_ema_and_non_finite(self) -> None:

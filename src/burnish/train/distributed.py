@@ -118,6 +118,18 @@ class DistributedContext:
         dist.broadcast(value, src=0)
         return bool(value.item())
 
+    def any_rank(self, flag: bool) -> bool:
+        """True on every rank when `flag` is True on any rank (e.g. a signal one rank got)."""
+        return self.largest(int(flag)) > 0
+
+    def largest(self, value: int) -> int:
+        """The largest of the ranks' `value`, on every rank."""
+        if not self.enabled:
+            return value
+        tensor = torch.tensor([value], device=_collective_device(self.device))
+        dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+        return int(tensor.item())
+
     def barrier(self) -> None:
         """Wait for every rank (nothing when alone)."""
         if self.enabled:

@@ -36,6 +36,7 @@ from burnish.train.data_adapter import NO_BATCH, DataAdapter, data_adapter
 from burnish.train.distributed import DistributedContext
 from burnish.train.interrupter import Interrupter
 from burnish.train.metric.base import Metric, MetricMetadata, Numeric
+from burnish.train.preemption import PreemptionSettings, PreemptionWatch
 from burnish.train.processor import MetricsProcessor, SplitMetrics
 from burnish.train.renderer.base import TrainingProgress
 from burnish.train.renderer.notebook import show_summary
@@ -286,11 +287,13 @@ class Evaluator:
             self.model.to(context.device)
         prepare_artifact_dir(self.directory, context)
         results = []
-        with self._session(context):
+        watch = PreemptionWatch(PreemptionSettings(), self.interrupter)  # SIGTERM
+        with self._session(context), watch.catch():
             for name, tag, loader in named:
                 results.append(self._eval(context, name, tag, loader))
                 if self.interrupter.should_stop():
                     break
+            watch.end_evaluation(context, results)  # raises `Preempted` after a signal
         if self.show_summary and context.is_main:
             summary = self.summary()
             if summary is not None:
@@ -356,7 +359,7 @@ class Evaluator:
         stop = self.interrupter.should_stop()
         if not context.enabled:
             return stop
-        return iteration % every == 0 and context.agree(stop)
+        return iteration % every == 0 and context.any_rank(stop)
 
     @contextlib.contextmanager
     def _session(self, context: DistributedContext) -> Iterator[None]:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from burnish.train.logger.tracker import ExperimentLogger
     from burnish.train.metric.base import Metric
     from burnish.train.non_finite import NonFiniteMode
+    from burnish.train.preemption import PreemptionSettings
     from burnish.train.renderer.base import MetricsRenderer
 
 __all__ = ["LearnerOptions"]
@@ -78,6 +79,8 @@ class LearnerOptions:
         valid_every: also validate every this many optimizer steps, inside the epochs (each
             validation is then its own `valid/epoch-N`, N counting validations); None: at
             each epoch's end only.
+        preemption: the signals that preempt the run (SIGTERM by default) and what it does
+            then (see preemption.py); None: SIGTERM, no requeue, exit code 143.
     """
 
     artifact_dir: Path
@@ -110,3 +113,4 @@ class LearnerOptions:
     on_non_finite: NonFiniteMode = "continue"
     max_iterations: int | None = None
     valid_every: int | None = None
+    preemption: PreemptionSettings | None = None

@@ -26,6 +26,7 @@ from burnish.train.accumulation import Accumulation
 from burnish.train.announce import Announcer
 from burnish.train.batch_check import model_device
 from burnish.train.budget import StepBudget
+from burnish.train.checkpoint.file import CheckpointId
 from burnish.train.checkpoint.learning import LearningCheckpointer
 from burnish.train.checkpoint.rng import restore_rng, rng_state
 from burnish.train.checkpoint.run_end import Resumed, RunEnd
@@ -49,6 +50,7 @@ from burnish.train.mid_epoch import MidEpochValidation
 from burnish.train.non_finite import NonFiniteWatch
 from burnish.train.position import Phase, Position
 from burnish.train.precision import MixedPrecision
+from burnish.train.preemption import PreemptionSettings, PreemptionWatch
 from burnish.train.processor import MetricsProcessor, SplitMetrics
 from burnish.train.renderer.base import MetricsRenderer, TrainingProgress
 from burnish.train.result import TrainingResult
@@ -158,6 +160,8 @@ class Run:
             else None
         )
         self.compiled_step = self._compiled_step(model, learner.optim)
+        settings = options.preemption or PreemptionSettings()
+        self.preemption = PreemptionWatch(settings, options.interrupter)
 
     def _place(self, model: nn.Module) -> nn.Module:
         """On the run's device, with rank 0's parameters, sharded under FSDP."""
@@ -205,6 +209,7 @@ class Run:
             options = self.options
             if resumed is not None and resumed.is_over(options.num_epochs, options.max_iterations):
                 return self._already_complete(resumed)
+            self.preemption.before_training(self.context)  # a signal in set-up: nothing written
             batches = self.state.loaders[Split.TRAIN].num_batches()
             self.num_epochs = self.budget.epochs(self.state, batches)
             self.mid_epoch.restore(self.state.validations)
@@ -221,11 +226,22 @@ class Run:
             result = self._epochs()
             self.checkpointer.wait()  # written in the background: every one committed now
             self.listeners.fit_end(result)
+            self._preempted(result)  # raises `Preempted` if a signal stopped the run
             if self.tracking is not None and not (result.interrupted or result.stopped_non_finite):
                 summary = learner_summary(self.options, result.epochs_completed, result.validations)
                 model = final_model_file(self.options.checkpointer)
                 self.tracking.finish(None if summary is None else str(summary), model)
             return result
+
+    def _preempted(self, result: TrainingResult) -> None:
+        """If a preemption signal stopped the run: say where, requeue if asked, and raise."""
+        position, checkpointer = self.state.position, self.options.checkpointer
+        where = f"epoch {position.epoch}, iteration {position.iteration} ({position.phase})"
+        checkpoint = None
+        if checkpointer is not None:
+            point = CheckpointId(position.epoch, position.iteration)
+            checkpoint = checkpointer.directory / point.name
+        self.preemption.finish(result, self.context, checkpoint, self.announce, where)
 
     def _already_complete(self, resumed: Resumed) -> TrainingResult:
         """A resumed run that had ended: nothing to train; what the ended run returned."""
@@ -362,7 +378,7 @@ class Run:
         if self.non_finite.stop_requested:
             return _Trained.INTERRUPTED
         state.position.phase = Phase.VALID
-        if self.context.enabled and self.context.agree(self.options.interrupter.should_stop()):
+        if self.context.enabled and self.context.any_rank(self.options.interrupter.should_stop()):
             # Several ranks agree every `sync_every` iterations, which a short epoch never
             # reaches: without this, `q` or Ctrl-C would never stop such a run.
             self.checkpointer.save_iteration(state)
@@ -495,14 +511,15 @@ class Run:
         stop = self.options.interrupter.should_stop()
         if not self.context.enabled:
             return stop
-        return iteration % self.processor.sync_every == 0 and self.context.agree(stop)
+        # Any rank's request counts: a preemption signal may reach one rank only.
+        return iteration % self.processor.sync_every == 0 and self.context.any_rank(stop)
 
     def _stop_after_epoch(self, epoch: int) -> bool:
         """Whether a stop was asked for by the end of `epoch` (now checkpointed), e.g. by a
         listener at validation's end; not after the last epoch. Rank 0 decides for all."""
         if epoch >= self.num_epochs:
             return False
-        return self.context.agree(self.options.interrupter.should_stop())
+        return self.context.any_rank(self.options.interrupter.should_stop())
 
     def _metadata(
         self,
@@ -572,6 +589,7 @@ class Run:
                     context.device,
                 )
             stack.enter_context(options.interrupter.catch_sigint())
+            stack.enter_context(self.preemption.catch())  # SIGTERM and the like
             stack.enter_context(self.checkpointer.writes())  # fit waits for the writes
             if self.grad_sync is not None:
                 stack.callback(self.grad_sync.close)

@@ -17,6 +17,7 @@ import burnish.backend
 from burnish.data.dataloader.batcher import Batcher, supports_stacked
 from burnish.data.dataloader.sampler import BatchSampler, EpochBatches, worker_seed
 from burnish.data.dataloader.transfer import PinnableBatch, move_to_device
+from burnish.data.dataloader.worker_signals import worker_init
 from burnish.data.dataset.base import Dataset, O
 from burnish.data.dataset.transform.partial import PartialDataset
 
@@ -321,6 +322,7 @@ class DataLoader(Generic[O]):
             pin_memory=moves and self._device.type == "cuda",
             prefetch_factor=self._prefetch_factor if workers > 0 else None,
             generator=generator,
+            worker_init_fn=worker_init() if workers > 0 else None,  # preemption signals
         )
 
 
