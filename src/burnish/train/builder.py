@@ -30,6 +30,11 @@ from burnish.train.accumulation import LR_STEPS, LrStep
 from burnish.train.checkpoint.resume import ResumeFrom
 from burnish.train.interrupter import Interrupter
 from burnish.train.options import LearnerOptions
+from burnish.train.run_metrics import (
+    check_ema_and_non_finite,
+    check_watched_metrics,
+    run_metrics,
+)
 from burnish.train.split import Split
 from burnish.train.tracking import DEFAULT_LOG_EVERY
 
@@ -666,10 +671,16 @@ class TrainingBuilder:
                 "whose inf/NaN check spans every rank's shard of the gradients. Received: "
                 "mixed_precision='fp16'. Use mixed_precision('bf16')."
             )
-        self._check_ema_and_non_finite()
-        metrics = self._run_metrics()
+        check_ema_and_non_finite(self._ema, self._on_non_finite, self._strategy_name,
+                                 self._compile_step)  # fmt: skip
+        metrics = run_metrics(self._metrics, self._ema, self._on_non_finite)
         strategy = self._strategy or default_checkpointing_strategy()
-        self._check_strategy_metrics(strategy, checkpointer is not None, metrics)
+        watched = []
+        if self._early_stopping is not None:
+            watched.append(("early_stopping", self._early_stopping.watched_metrics()))
+        if checkpointer is not None and self._strategy is not None:
+            watched.append(("with_checkpointing_strategy", strategy.watched_metrics()))
+        check_watched_metrics(watched, metrics, self._valid_every)
         return LearnerOptions(
             artifact_dir=self._artifact_dir,
             num_epochs=self._epochs(),
@@ -704,52 +715,6 @@ class TrainingBuilder:
             preemption=self._preemption,
         )
 
-    def _check_ema_and_non_finite(self) -> None:
-        """Refuse `with_ema` and guarded steps where they cannot work."""
-        guarded = self._on_non_finite != "continue"
-        if self._strategy_name == "fsdp" and (self._ema is not None or guarded):
-            what = (
-                "with_ema(...)"
-                if self._ema is not None
-                else (f"on_non_finite({self._on_non_finite!r})")
-            )
-            raise ValueError(
-                f"{what} does not support strategy('fsdp') yet: the average and the inf/NaN "
-                "check would each see only this rank's shard of the weights and gradients. "
-                "Use strategy('ddp'), or drop it (on_non_finite('continue') still reports a "
-                "non-finite loss)."
-            )
-        if guarded and self._compile_step:
-            raise ValueError(
-                f"on_non_finite({self._on_non_finite!r}) guards the optimizer step, which "
-                "`compile(step=True)` compiles into its graph. Use `compile()` (the forward "
-                "only) with it, or on_non_finite('continue')."
-            )
-
-    def _run_metrics(self) -> dict[Split, list[Metric]]:
-        """The registered metrics, with those the settings add: `Raw <name>` twins of the
-        validation metrics (`with_ema(validate="both")`) and `Skipped Steps` (`"skip"`)."""
-        metrics = {split: list(split_metrics) for split, split_metrics in self._metrics.items()}
-        if self._ema is not None and self._ema.validate == "both":
-            from burnish.train.ema_validation import raw_model_twins
-
-            metrics[Split.VALID] += raw_model_twins(self._metrics[Split.VALID])
-        if self._on_non_finite == "skip":
-            from burnish.train.metric.skipped_steps import SkippedStepsMetric
-
-            if not any(isinstance(m, SkippedStepsMetric) for m in metrics[Split.TRAIN]):
-                metrics[Split.TRAIN].append(SkippedStepsMetric())
-        for split, split_metrics in metrics.items():
-            names = [m.name for m in split_metrics]
-            clashes = sorted({name for name in names if names.count(name) > 1})
-            if clashes:
-                raise ValueError(
-                    f"The {split} metrics {clashes} are registered twice: `with_ema("
-                    "validate='both')` adds `Raw <name>` twins and on_non_finite('skip') adds "
-                    "`Skipped Steps`. Rename the metric of yours that has that name."
-                )
-        return metrics
-
     def _epochs(self) -> int | None:
         """The `num_epochs` set; unset, 1, or None (as many as the step budget needs)."""
         if self._num_epochs is not None:
@@ -762,38 +727,6 @@ class TrainingBuilder:
         from burnish.train.logger import FileApplicationLoggerInstaller
 
         return FileApplicationLoggerInstaller(self._artifact_dir / "experiment.log")
-
-    def _check_strategy_metrics(
-        self,
-        strategy: CheckpointingStrategy,
-        checkpointing: bool,
-        metrics: dict[Split, list[Metric]],
-    ) -> None:
-        """A strategy watching a metric that is not registered fails now, not after epoch 1.
-
-        The default checkpointing strategy is exempt: without a valid `Loss` it keeps the last 2.
-        """
-        watched: list[tuple[str, list[tuple[str, Split]]]] = []
-        if self._early_stopping is not None:
-            watched.append(("early_stopping", self._early_stopping.watched_metrics()))
-        if checkpointing and self._strategy is not None:
-            watched.append(("with_checkpointing_strategy", strategy.watched_metrics()))
-        for owner, pairs in watched:
-            for name, split in pairs:
-                names = [m.name for m in metrics[split]]
-                if name not in names:
-                    raise ValueError(
-                        f"`{owner}` watches the {split} metric {name!r}, but no {split} metric "
-                        f"of that name is registered (registered: {names}). Add it with "
-                        f"`metric_{split}_numeric(...)`."
-                    )
-                if self._valid_every is not None and split is not Split.VALID:
-                    raise ValueError(
-                        f"With `valid_every({self._valid_every})`, `{owner}` decides after "
-                        "every validation, so it must watch a valid metric. Received: the "
-                        f"{split} metric {name!r}. Watch the valid split (e.g. "
-                        f"Split.VALID), or validate at epoch ends only (no `valid_every`)."
-                    )
 
 
 class LearnerBuilder(TrainingBuilder):
