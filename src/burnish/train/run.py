@@ -21,7 +21,6 @@ import torch
 from torch import nn
 
 from burnish.module import valid
-from burnish.optim import GradientsParams
 from burnish.train.accumulation import Accumulation
 from burnish.train.announce import Announcer
 from burnish.train.batch_check import model_device
@@ -39,6 +38,7 @@ from burnish.train.compile import (
 )
 from burnish.train.data_adapter import NO_BATCH, DataAdapter, data_adapter
 from burnish.train.distributed import DistributedContext
+from burnish.train.eager_step import EagerTrainStep
 from burnish.train.ema import ModelEma
 from burnish.train.ema_validation import EmaValidation
 from burnish.train.fsdp import shard_model
@@ -60,7 +60,6 @@ from burnish.train.step_check import (
     check_inference_item,
     check_model_device,
     check_optimizer,
-    check_train_output,
 )
 from burnish.train.tracking import Tracking, final_model_file, run_settings
 
@@ -69,8 +68,7 @@ if TYPE_CHECKING:
     from burnish.train.learner import Learner
     from burnish.train.logger import MetricLogger
     from burnish.train.options import LearnerOptions
-    from burnish.train.output import TrainOutput
-    from burnish.train.step import TrainStep, ValidStep
+    from burnish.train.step import ValidStep
     from burnish.train.summary import LearnerSummary
 
 __all__ = ["Run", "learner_summary"]
@@ -160,6 +158,9 @@ class Run:
             else None
         )
         self.compiled_step = self._compiled_step(model, learner.optim)
+        self.eager_step = EagerTrainStep(
+            self.state, self.precision, self.grad_sync, self.non_finite, self.ema
+        )
         settings = options.preemption or PreemptionSettings()
         self.preemption = PreemptionWatch(settings, options.interrupter)
 
@@ -353,11 +354,7 @@ class Run:
                 if self.ema is not None:
                     self.ema.update(state.model)
             else:
-                output = self._train_step(batch)
-                if first:
-                    check_train_output(output, state.model)
-                self._optimize(output, lr)
-                item = output.item
+                item = self.eager_step(batch, lr, first)
             state.optimizer_steps += state.accumulation.stepped
             state.position.iteration = iteration
             metadata, progress = self._metadata(loader, iteration, lr)
@@ -473,38 +470,6 @@ class Run:
         check_first_batch(batch, loader, state.model, Split.TRAIN)
         check_model_device(state.model, self.context.device)
         check_optimizer(state.optim, state.model)
-
-    def _optimize(self, output: TrainOutput, lr: float) -> None:
-        state = self.state
-        grads = output.grads
-        if not isinstance(grads, GradientsParams):
-            grads = GradientsParams.from_grads(grads, state.model)
-        ready = state.accumulation.add(state.model, grads)
-        if ready is None:
-            return
-        if self.grad_sync is not None:  # only optimizer steps communicate
-            ready = self.grad_sync.average(ready)
-        state.model = self._step(lr, ready)
-
-    def _train_step(self, batch: Any) -> TrainOutput:
-        if self.precision is None:
-            return _train_step(self.state.model, batch)
-        with self.precision.train():
-            return _train_step(self.state.model, batch)
-
-    def _step(self, lr: float, grads: GradientsParams) -> nn.Module:
-        """The optimizer step, then the EMA update. With a loss scaler, unscaled first and
-        skipped on inf/NaN; without, skipped so with on_non_finite("skip"/"stop")."""
-        state = self.state
-        if state.scaler is None:
-            model = self.non_finite.step(state.optim, lr, state.model, grads)
-        else:
-            model = state.scaler.step(state.optim, lr, state.model, grads)
-            self.non_finite.scaled_step(state.scaler)
-            state.scaler.update()
-        if self.ema is not None:
-            self.ema.update(model)
-        return model
 
     def _stop_requested(self, iteration: int) -> bool:
         """Whether to stop after this iteration; with several ranks, rank 0 decides for all."""
@@ -647,11 +612,6 @@ def _mixed_precision(dtype: torch.dtype | None, model: nn.Module) -> MixedPrecis
 
 def _modules_of(valid_model: nn.Module | EmaValidation) -> list[nn.Module]:
     return valid_model.modules if isinstance(valid_model, EmaValidation) else [valid_model]
-
-
-def _train_step(model: nn.Module, batch: Any) -> TrainOutput:
-    step: TrainStep = model  # type: ignore[assignment]  # checked by _check_model
-    return step.train_step(batch)
 
 
 @contextlib.contextmanager
