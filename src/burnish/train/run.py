@@ -124,7 +124,6 @@ class Run:
         )
         self.num_epochs = options.num_epochs or 1  # the run's last epoch: set by `fit`
         self.mid_epoch = MidEpochValidation(options.valid_every, _file_directory(loggers))
-        self.precision = _mixed_precision(options.mixed_precision, model)
         self.listeners = Listeners(options.listeners, options.interrupter, context.is_main)
         self.ema = ModelEma(model, options.ema) if options.ema is not None else None
         self.state = TrainingState(
