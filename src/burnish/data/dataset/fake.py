@@ -71,7 +71,8 @@ def fake_value(item_type: Any, rng: random.Random) -> Any:
         return item_type(**{field.name: fake_value(hints[field.name], rng) for field in fields})
     if isinstance(item_type, type) and issubclass(item_type, tuple) and _is_named(item_type):
         hints = typing.get_type_hints(item_type)
-        return item_type(*(fake_value(hints[name], rng) for name in item_type._fields))
+        names: tuple[str, ...] = getattr(item_type, "_fields")  # noqa: B009 - a NamedTuple's
+        return item_type(*(fake_value(hints[name], rng) for name in names))
     return _fake_generic(item_type, rng)
 
 

@@ -150,18 +150,19 @@ class SqliteDataset(Dataset[I], Generic[I]):
     def _item(self, row: tuple[Any, ...], index: int) -> I:
         where = f"{self._where()} item {index}"
         if self.row_serialized:
-            return decode_item(row[0], self.item_type, where)  # type: ignore[no-any-return]
+            return decode_item(row[0], self.item_type, where)
         fields = {name: value for name, value in zip(self._columns, row, strict=True)}
         if self.item_type is None:
             fields.pop("row_id", None)
-        return build_item(fields, self.item_type, where)  # type: ignore[no-any-return]
+        return build_item(fields, self.item_type, where)
 
     def _where(self) -> str:
         return f"SQLite dataset {str(self._db_file)!r} split {self._split!r}"
 
     def _table_info(self) -> tuple[list[str], list[str]]:
         """The table's column names and declared types (lower case)."""
-        tables = [row[0] for row in self._query("select name from sqlite_master where type='table'")]
+        listed = self._query("select name from sqlite_master where type = 'table'")
+        tables = [row[0] for row in listed]
         if self._split not in tables:
             raise SqliteDatasetError(
                 f"{self._where()}: the file has no table {self._split!r}; its tables are "

@@ -36,9 +36,7 @@ class SqliteDatasetStorage:
         >>> train = storage.reader("train", item_type=Item)
     """
 
-    def __init__(
-        self, name: str | None = None, db_file: str | os.PathLike | None = None
-    ) -> None:
+    def __init__(self, name: str | None = None, db_file: str | os.PathLike | None = None) -> None:
         if (name is None) == (db_file is None):
             raise ValueError(
                 "`SqliteDatasetStorage` needs a name or a file, not both nor neither. Use "

@@ -81,7 +81,7 @@ def _boxes(document: dict[str, Any]) -> dict[int, list[BoundingBox]]:
             raise _parsing(
                 f"not enough bounding box coordinates in annotation for image {image_id}"
             )
-        x, y, width, height = (float(v) for v in np.float32(coords[:4]))
+        x, y, width, height = (float(v) for v in np.asarray(coords[:4], dtype=np.float32))
         box = BoundingBox((x, y, width, height), annotation["category_id"])
         boxes.setdefault(image_id, []).append(box)
     if not boxes:
