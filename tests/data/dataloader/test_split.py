@@ -53,8 +53,8 @@ def test_parts_are_contiguous_cover_every_item_once_and_keep_the_settings(
     num_items, num_devices, seed
 ):
     items = list(range(num_items))
-    loader = DataLoaderBuilder(ItemsBatcher()).batch_size(4).shuffle(seed).build(
-        InMemDataset(items)
+    loader = (
+        DataLoaderBuilder(ItemsBatcher()).batch_size(4).shuffle(seed).build(InMemDataset(items))
     )
     parts = split_dataloader(loader, ["cpu"] * num_devices)
     step = num_items // num_devices
