@@ -2,7 +2,9 @@
 
 A dataclass or `NamedTuple` is written as the array of its field values in declaration order
 (`rmp_serde::to_vec`, Burn's compact form, so Burn reads the file into the same struct), a
-`dict` as a map, a NumPy array as nested arrays (Burn: `Vec<Vec<...>>`), `bytes` as bin.
+`dict` as a map, a NumPy array as nested arrays (Burn: `Vec<Vec<...>>`), `bytes` as bin (Burn
+reads bin into `serde_bytes::ByteBuf`; for a Rust `Vec<u8>` field write a uint8 NumPy array,
+which becomes an array of ints; a `bytes` field reads either form).
 Reading builds the item back from `item_type`'s annotations; without one, items come back
 as plain lists, dicts and scalars.
 """
@@ -112,6 +114,8 @@ def _build(value: Any, hint: Any) -> Any:
         return hint(value)
     if hint is bool and isinstance(value, int):  # SQLite stores booleans as 0 / 1
         return bool(value)
+    if hint is bytes and isinstance(value, list):  # Burn's `Vec<u8>`: an array of ints
+        return bytes(value)
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     return _build_generic(value, hint)
