@@ -94,7 +94,7 @@ def serialized_db(tmp_path_factory):
 def test_get_many_reads_large_requests_in_order(serialized_db):
     dataset = SqliteDataset(serialized_db, "train", item_type=Pair)
     assert dataset.row_serialized and len(dataset) == 5000
-    indices = list(range(4999, -1, -1)) + [7, 7]
+    indices = [*range(4999, -1, -1), 7, 7]
     items = dataset.get_many(indices)
     assert [item.index for item in items] == indices
     assert np.array_equal(items[0].values, [0, 4999, 9998])
@@ -155,7 +155,7 @@ def test_corrupted_database_file(tmp_path):
 def test_a_truncated_database_file(serialized_db, tmp_path):
     path = tmp_path / "truncated.db"
     path.write_bytes(serialized_db.read_bytes()[:4096])
-    with pytest.raises(SqliteDatasetError, match="not a SQLite database|no table"):
+    with pytest.raises(SqliteDatasetError, match=r"not a SQLite database|no table"):
         dataset = SqliteDataset(path, "train", item_type=Pair)
         dataset.get_many(range(len(dataset)))
 

@@ -88,10 +88,12 @@ def test_an_existing_file_is_refused_or_kept_until_completed(tmp_path):
 
 def test_an_error_inside_with_discards_the_file(tmp_path):
     path = tmp_path / "data.db"
-    with pytest.raises(RuntimeError, match="boom"):
-        with SqliteDatasetWriter(path, overwrite=True) as writer:
-            writer.write("train", 1)
-            raise RuntimeError("boom")
+    with (
+        pytest.raises(RuntimeError, match="boom"),
+        SqliteDatasetWriter(path, overwrite=True) as writer,
+    ):
+        writer.write("train", 1)
+        raise RuntimeError("boom")
     assert not path.exists() and not (tmp_path / "data.db.tmp").exists()
     with pytest.raises(SqliteDatasetError, match="discarded"):
         writer.write("train", 2)
