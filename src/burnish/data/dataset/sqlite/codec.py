@@ -6,7 +6,9 @@ A dataclass or `NamedTuple` is written as the array of its field values in decla
 reads bin into `serde_bytes::ByteBuf`; for a Rust `Vec<u8>` field write a uint8 NumPy array,
 which becomes an array of ints; a `bytes` field reads either form).
 Reading builds the item back from `item_type`'s annotations; without one, items come back
-as plain lists, dicts and scalars.
+as plain lists, dicts and scalars. A `np.ndarray` field comes back as `np.asarray` of the
+nested arrays: the values and shape, except that a zero-length dimension loses the ones after
+it (nested arrays carry no shape), and the dtype NumPy infers (int64, float64, ...).
 """
 
 from __future__ import annotations
@@ -71,13 +73,17 @@ def decode_item(blob: Any, item_type: Any, where: str) -> Any:
             "blob. Write the table with `SqliteDatasetWriter`."
         )
     try:
-        value = msgpack.unpackb(blob, raw=False, strict_map_key=False)
-    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as error:
+        value = msgpack.unpackb(blob, raw=False, strict_map_key=False, ext_hook=_no_extension)
+    except (ValueError, TypeError) as error:  # msgpack's errors, unhashable keys included
         raise SqliteDatasetError(
             f"{where}: the item blob is not valid MessagePack ({error}). The file is corrupt; "
             "write it again."
         ) from None
     return build_item(value, item_type, where)
+
+
+def _no_extension(code: int, data: bytes) -> Any:
+    raise ValueError(f"MessagePack extension type {code} is not an item value")
 
 
 def build_item(value: Any, item_type: Any, where: str) -> Any:
