@@ -4,6 +4,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from burnish.data.dataloader import Batcher, DataLoaderBuilder
@@ -223,3 +225,53 @@ def test_bad_coco_files_are_named(tmp_path, document, message):
     path.write_text(document if isinstance(document, str) else json.dumps(document))
     with pytest.raises(ImageLoaderError, match=message):
         ImageFolderDataset.new_coco_detection(path, tmp_path)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats() | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=12,
+)
+coco_like = st.fixed_dictionaries(
+    {},
+    optional={
+        "categories": st.lists(
+            st.fixed_dictionaries({}, optional={"id": json_values, "name": json_values})
+            | json_values,
+            max_size=3,
+        ),
+        "annotations": st.lists(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "image_id": st.integers(-1, 2) | json_values,
+                    "category_id": st.integers(-1, 2) | json_values,
+                    "bbox": st.lists(st.floats() | st.integers() | json_values, max_size=5),
+                },
+            ),
+            max_size=3,
+        ),
+        "images": st.lists(
+            st.fixed_dictionaries(
+                {}, optional={"id": st.integers(-1, 2), "file_name": st.just("a.png") | json_values}
+            ),
+            max_size=3,
+        ),
+    },
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(document=coco_like | json_values)
+def test_any_coco_json_builds_a_dataset_or_raises_image_loader_error(tmp_path, document):
+    Image.new("RGB", (2, 2)).save(tmp_path / "a.png")
+    path = tmp_path / "coco.json"
+    path.write_text(json.dumps(document))
+    try:
+        dataset = ImageFolderDataset.new_coco_detection(path, tmp_path)
+    except ImageLoaderError:
+        return
+    for item in dataset:
+        assert isinstance(item.annotation, BoundingBoxes)
