@@ -98,9 +98,9 @@ class ImageFolderDataset(Dataset[ImageDatasetItem]):
         """
         wanted = {check_extension(extension).lower() for extension in extensions}
         paths = _find_images(Path(root), wanted)
-        labels = sorted({path.parent.name for path in paths})
-        items = [_RawItem(path, Label(labels.index(path.parent.name))) for path in paths]
-        return cls(items, {name: index for index, name in enumerate(labels)})
+        class_ids = _class_ids(sorted({path.parent.name for path in paths}))
+        items = [_RawItem(path, Label(class_ids[path.parent.name])) for path in paths]
+        return cls(items, class_ids)
 
     @classmethod
     def new_classification_with_items(
