@@ -15,6 +15,7 @@ from pathlib import Path
 from burnish.errors import RecordError
 from burnish.record import sniff
 from burnish.record.base import FileRecorder
+from burnish.record.store.recorder import BurnpackFileRecorder
 from burnish.record.recorders import (
     BinFileRecorder,
     BinGzFileRecorder,
@@ -35,13 +36,16 @@ _PLAIN: dict[str, type[FileRecorder]] = {
     "JSON": PrettyJsonFileRecorder,
     "safetensors": SafetensorsFileRecorder,
     "PyTorch zip": PyTorchFileRecorder,
+    "Burnpack": BurnpackFileRecorder,
 }
 _GZIPPED: dict[str, type[FileRecorder]] = {
     "MessagePack": NamedMpkGzFileRecorder,
     "burnish binary": BinGzFileRecorder,
     "JSON": JsonGzFileRecorder,
 }
-_FORMATS = "MessagePack, binary, JSON or safetensors (gzipped or not), or a PyTorch zip"
+_FORMATS = (
+    "MessagePack, binary, JSON or safetensors (gzipped or not), a PyTorch zip or Burnpack"
+)
 
 
 def recorder_for_file(path: str | os.PathLike) -> FileRecorder:
