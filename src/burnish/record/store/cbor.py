@@ -166,7 +166,8 @@ class _Reader:
     def length(self, count: int, unit: int, what: str) -> int:
         if count * unit > len(self.data) - self.position:
             raise self.fail(
-                f"CBOR {what} claims {count} entries but only "
+                f"CBOR {what} claims {count} {'bytes' if what == 'text string' else 'entries'} "
+                "but only "
                 f"{len(self.data) - self.position} bytes remain"
             )
         return count
