@@ -42,8 +42,13 @@ def test_default_checkpointers_write_burnpack_files_committed_atomically(tmp_pat
 def test_resume_from_burnpack_checkpoints_is_exact(tmp_path):
     straight = fit(tmp_path / "straight", epochs=4, dropout=0.3, configure=default_checkpointers)
     fit(tmp_path / "resumed", epochs=2, dropout=0.3, configure=default_checkpointers)
-    resumed = fit(tmp_path / "resumed", epochs=4, dropout=0.3, seed=99,
-                  configure=lambda b: default_checkpointers(b).checkpoint(2))  # fmt: skip
+    resumed = fit(
+        tmp_path / "resumed",
+        epochs=4,
+        dropout=0.3,
+        seed=99,
+        configure=lambda b: default_checkpointers(b).checkpoint(2),
+    )
     for name, tensor in straight.model.state_dict().items():
         assert torch.equal(tensor, resumed.model.state_dict()[name]), name
     for split in ("train", "valid"):
@@ -63,16 +68,23 @@ def test_custom_checkpointers_use_one_recorder_per_part_and_resume_exactly(tmp_p
     files = sorted(p.name for p in (tmp_path / "straight/checkpoint/epoch-3").iterdir())
     assert files == ["COMMIT", "learner.bpk", "model.bin", "optim.safetensors", "scheduler.json"]
     fit(tmp_path / "resumed", epochs=2, dropout=0.3, configure=custom)
-    resumed = fit(tmp_path / "resumed", epochs=3, dropout=0.3, seed=5,
-                  configure=lambda b: custom(b).checkpoint(2))  # fmt: skip
+    resumed = fit(
+        tmp_path / "resumed",
+        epochs=3,
+        dropout=0.3,
+        seed=5,
+        configure=lambda b: custom(b).checkpoint(2),
+    )
     for name, tensor in straight.model.state_dict().items():
         assert torch.equal(tensor, resumed.model.state_dict()[name]), name
 
 
 def test_custom_checkpointers_take_recorders():
-    with pytest.raises(TypeError, match="recorder for `optim`.*received str"):
+    with pytest.raises(TypeError, match=r"recorder for `optim`.*received str"):
         LearnerBuilder("artifacts").with_custom_checkpointers(
-            BinFileRecorder(), "adam", BinFileRecorder()  # type: ignore[arg-type]
+            BinFileRecorder(),
+            "adam",
+            BinFileRecorder(),  # type: ignore[arg-type]
         )
 
 

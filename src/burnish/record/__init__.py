@@ -35,6 +35,12 @@ from burnish.record.recorders import (
     SafetensorsFileRecorder,
     SensitiveCompactRecorder,
 )
+from burnish.record.settings import (
+    DoublePrecisionSettings,
+    FullPrecisionSettings,
+    HalfPrecisionSettings,
+    PrecisionSettings,
+)
 from burnish.record.store import (
     ApplyError,
     ApplyResult,
@@ -46,20 +52,14 @@ from burnish.record.store import (
     ModuleAdapter,
     ModuleStore,
     PathFilter,
-    PyTorchToBurnAdapter,
     PytorchStore,
+    PyTorchToBurnAdapter,
     SafetensorsStore,
     TensorSnapshot,
     load_from,
     save_into,
 )
 from burnish.record.store.recorder import BurnpackFileRecorder
-from burnish.record.settings import (
-    DoublePrecisionSettings,
-    FullPrecisionSettings,
-    HalfPrecisionSettings,
-    PrecisionSettings,
-)
 
 #: Burn's name for the recorder interface.
 Recorder = FileRecorder

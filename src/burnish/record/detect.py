@@ -15,7 +15,6 @@ from pathlib import Path
 from burnish.errors import RecordError
 from burnish.record import sniff
 from burnish.record.base import FileRecorder
-from burnish.record.store.recorder import BurnpackFileRecorder
 from burnish.record.recorders import (
     BinFileRecorder,
     BinGzFileRecorder,
@@ -26,6 +25,7 @@ from burnish.record.recorders import (
     PyTorchFileRecorder,
     SafetensorsFileRecorder,
 )
+from burnish.record.store.recorder import BurnpackFileRecorder
 
 __all__ = ["recorder_for_file"]
 
@@ -43,9 +43,7 @@ _GZIPPED: dict[str, type[FileRecorder]] = {
     "burnish binary": BinGzFileRecorder,
     "JSON": JsonGzFileRecorder,
 }
-_FORMATS = (
-    "MessagePack, binary, JSON or safetensors (gzipped or not), a PyTorch zip or Burnpack"
-)
+_FORMATS = "MessagePack, binary, JSON or safetensors (gzipped or not), a PyTorch zip or Burnpack"
 
 
 def recorder_for_file(path: str | os.PathLike) -> FileRecorder:

@@ -48,9 +48,19 @@ def main(mode: str, path: str, size_mb: int) -> None:
     after = psutil.Process().memory_info().rss
     peak_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     correct = all(bool((p == float(i + 1)).all()) for i, p in enumerate(model.params))
-    print(json.dumps({"model_bytes": size_mb * 1024 * 1024, "rss_before": before,
-                      "rss_after": after, "peak_before": peak_before, "peak_after": peak_after,
-                      "applied": len(result.applied), "correct": correct}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "model_bytes": size_mb * 1024 * 1024,
+                "rss_before": before,
+                "rss_after": after,
+                "peak_before": peak_before,
+                "peak_after": peak_after,
+                "applied": len(result.applied),
+                "correct": correct,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

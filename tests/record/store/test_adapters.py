@@ -81,7 +81,9 @@ def test_a_burn_layout_file_loads_through_burn_to_pytorch(kind, tmp_path):
     path = tmp_path / "burn.bpk"
     save_into(source, BurnpackStore.from_file(path).with_to_adapter(PyTorchToBurnAdapter()))
     target = Net(kind)
-    result = load_from(target, BurnpackStore.from_file(path).with_from_adapter(BurnToPyTorchAdapter()))
+    result = load_from(
+        target, BurnpackStore.from_file(path).with_from_adapter(BurnToPyTorchAdapter())
+    )
     assert result.errors == [] and result.missing == [] and result.unused == []
     for name, tensor in source.state_dict().items():
         assert torch.equal(target.state_dict()[name], tensor), name
@@ -92,9 +94,13 @@ def test_without_the_adapter_a_burn_layout_file_is_refused_clearly(tmp_path):
     save_into(Net("linear"), BurnpackStore.from_file(path).with_to_adapter(PyTorchToBurnAdapter()))
     with pytest.raises(RecordError, match=r"'block.0.weight': expected \[5, 3\], found \[3, 5\]"):
         load_from(Net("linear"), BurnpackStore.from_file(path))
-    save_into(Net("layer_norm"), BurnpackStore.from_file(path).overwrite(True)
-              .with_to_adapter(PyTorchToBurnAdapter()))  # fmt: skip
-    with pytest.raises(RecordError, match="(?s)lacks 2 tensor.*block.0.weight.*BurnToPyTorchAdapter"):
+    save_into(
+        Net("layer_norm"),
+        BurnpackStore.from_file(path).overwrite(True).with_to_adapter(PyTorchToBurnAdapter()),
+    )
+    with pytest.raises(
+        RecordError, match=r"(?s)lacks 2 tensor.*block.0.weight.*BurnToPyTorchAdapter"
+    ):
         load_from(Net("layer_norm"), BurnpackStore.from_file(path))
 
 
@@ -102,8 +108,12 @@ def test_a_file_laid_out_by_hand_as_burn_writes_it_loads(tmp_path):
     """Burn's names and shapes, written without burnish's adapter: Linear `[in, out]`."""
     weight = torch.arange(15.0).reshape(3, 5)  # [in, out]
     gamma, beta = torch.full((5,), 2.0), torch.full((5,), -1.0)
-    tensors = [PackTensor.of("fc.weight", weight, 1), PackTensor.of("fc.bias", torch.ones(5), 2),
-               PackTensor.of("norm.gamma", gamma, 3), PackTensor.of("norm.beta", beta, 4)]  # fmt: skip
+    tensors = [
+        PackTensor.of("fc.weight", weight, 1),
+        PackTensor.of("fc.bias", torch.ones(5), 2),
+        PackTensor.of("norm.gamma", gamma, 3),
+        PackTensor.of("norm.beta", beta, 4),
+    ]
     path = tmp_path / "burn.bpk"
     path.write_bytes(b"".join(bytes(c) for c in encode_chunks(tensors)))
     model = nn.Module()
@@ -139,8 +149,11 @@ class BurnMnist(nn.Module):
 def _burn_mnist_file(tmp_path: Path) -> Path:
     mirror = Path("/work/.mirror/tracel-ai+burn/repo")
     path = tmp_path / "model.bpk"
-    proc = subprocess.run(["git", "-C", str(mirror), "show", "HEAD:examples/mnist-inference-web/model.bpk"],
-                          capture_output=True, check=False)  # fmt: skip
+    proc = subprocess.run(
+        ["git", "-C", str(mirror), "show", "HEAD:examples/mnist-inference-web/model.bpk"],
+        capture_output=True,
+        check=False,
+    )
     if proc.returncode != 0:
         pytest.skip("Burn's repository (with its MNIST example model) is not on this machine")
     path.write_bytes(proc.stdout)
@@ -153,8 +166,10 @@ def test_burns_own_mnist_model_loads_into_pytorch(tmp_path):
     store = BurnpackStore.from_file(path).with_from_adapter(BurnToPyTorchAdapter()).allow_partial()
     result = load_from(model, store)
     assert len(result.applied) == 18 and result.errors == [] and result.unused == []
-    assert [p for p, _ in result.missing] == ["conv1.norm.num_batches_tracked",
-                                              "conv2.norm.num_batches_tracked"]  # fmt: skip
+    assert [p for p, _ in result.missing] == [
+        "conv1.norm.num_batches_tracked",
+        "conv2.norm.num_batches_tracked",
+    ]
     reader = PackReader.from_file(path)
     assert torch.equal(model.fc1.weight, reader.tensor("fc1.weight").t())
     assert torch.equal(model.conv2.norm.weight, reader.tensor("conv2.norm.gamma"))

@@ -47,7 +47,7 @@ def test_header_layout():
 
 
 def test_rejects_bad_magic():
-    with pytest.raises(RecordError, match="Not a Burnpack file.*magic 0x4255524E"):
+    with pytest.raises(RecordError, match=r"Not a Burnpack file.*magic 0x4255524E"):
         PackReader.from_buffer(header(magic=0xDEADBEEF))
 
 
@@ -60,7 +60,7 @@ def test_rejects_short_input():
 
 
 def test_rejects_future_version():
-    with pytest.raises(RecordError, match="version 2 is newer.*Upgrade burnish"):
+    with pytest.raises(RecordError, match=r"version 2 is newer.*Upgrade burnish"):
         PackReader.from_buffer(header(version=2))
 
 
@@ -81,7 +81,7 @@ def test_rejects_duplicate_tensor_names():
 
 def test_rejects_truncated_data_section():
     data = pack([f32("w", list(range(512)), [512])])
-    with pytest.raises(RecordError, match="'w' ends at byte .* past the end of the file"):
+    with pytest.raises(RecordError, match=r"'w' ends at byte .* past the end of the file"):
         PackReader.from_buffer(data[: len(data) // 2])
 
 
@@ -113,9 +113,11 @@ def test_rejects_bad_descriptors_with_the_tensor_named(entry, message):
 
 
 def test_rejects_metadata_that_is_not_the_schema():
-    for document, message in [([], "must be a map with a `tensors` map"),
-                              ({"tensors": {}, "metadata": {"a": 1}}, "map strings to strings"),
-                              ({"tensors": {}, "scalars": {"s": {"Str": "x"}}}, "scalar 's'")]:  # fmt: skip
+    for document, message in [
+        ([], "must be a map with a `tensors` map"),
+        ({"tensors": {}, "metadata": {"a": 1}}, "map strings to strings"),
+        ({"tensors": {}, "scalars": {"s": {"Str": "x"}}}, "scalar 's'"),
+    ]:
         blob = cbor.encode(document)
         with pytest.raises(RecordError, match=message):
             PackReader.from_buffer(header(metadata_size=len(blob)) + blob)
@@ -147,13 +149,22 @@ def test_single_tensor_round_trip():
     reader = PackReader.from_buffer(pack([f32("weight", [1, 2, 3, 4], [2, 2], param_id=7)]))
     (name,) = reader.names()
     descriptor = reader.descriptors[name]
-    assert (name, descriptor.dtype, descriptor.shape, descriptor.param_id) == ("weight", "F32", (2, 2), 7)
+    assert (name, descriptor.dtype, descriptor.shape, descriptor.param_id) == (
+        "weight",
+        "F32",
+        (2, 2),
+        7,
+    )
     assert descriptor.end - descriptor.start == 16
     assert reader.tensor("weight").tolist() == [[1, 2], [3, 4]]
 
 
 def test_tensors_are_sorted_by_name_and_keep_their_data():
-    tensors = [f32("zebra", [1.0] * 5, [5]), f32("alpha", [2.0] * 300, [300]), f32("mango", [3.0], [1])]
+    tensors = [
+        f32("zebra", [1.0] * 5, [5]),
+        f32("alpha", [2.0] * 300, [300]),
+        f32("mango", [3.0], [1]),
+    ]
     reader = PackReader.from_buffer(pack(tensors))
     assert reader.names() == ["alpha", "mango", "zebra"]
     for tensor in tensors:
@@ -161,11 +172,13 @@ def test_tensors_are_sorted_by_name_and_keep_their_data():
 
 
 def test_user_metadata_param_ids_and_scalars_round_trip():
-    reader = PackReader.from_buffer(pack(
-        [f32("with", [1], [1], param_id=123), f32("without", [2], [1])],
-        {"producer": "burn-pack", "format": "burnpack"},
-        {"step": 42, "lr": 0.001, "flag": True, "offset": -3},
-    ))  # fmt: skip
+    reader = PackReader.from_buffer(
+        pack(
+            [f32("with", [1], [1], param_id=123), f32("without", [2], [1])],
+            {"producer": "burn-pack", "format": "burnpack"},
+            {"step": 42, "lr": 0.001, "flag": True, "offset": -3},
+        )
+    )
     assert reader.metadata == {"format": "burnpack", "producer": "burn-pack"}
     assert reader.descriptors["with"].param_id == 123
     assert reader.descriptors["without"].param_id is None
@@ -177,30 +190,53 @@ def test_empty_pack_and_no_scalars():
     assert reader.names() == [] and reader.scalars == {} and reader.metadata == {}
 
 
-DTYPES = [torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32,
-          torch.int16, torch.int8, torch.uint64, torch.uint32, torch.uint16, torch.uint8, torch.bool]  # fmt: skip
+DTYPES = [
+    torch.float64,
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint64,
+    torch.uint32,
+    torch.uint16,
+    torch.uint8,
+    torch.bool,
+]
 
 
 def test_every_dtype_round_trips_with_its_byte_length():
     tensors = [
-        PackTensor.of(f"t{i}", (torch.arange(7) % 2).to(dtype).reshape(7) if dtype != torch.bool
-                      else torch.tensor([True, False] * 3 + [True]))
+        PackTensor.of(
+            f"t{i}",
+            (torch.arange(7) % 2).to(dtype).reshape(7)
+            if dtype != torch.bool
+            else torch.tensor([True, False] * 3 + [True]),
+        )
         for i, dtype in enumerate(DTYPES)
-    ]  # fmt: skip
+    ]
     reader = PackReader.from_buffer(pack(tensors))
     for tensor in tensors:
         descriptor = reader.descriptors[tensor.name]
-        assert descriptor.end - descriptor.start == 7 * (1 if tensor.dtype == torch.bool else tensor.dtype.itemsize)
+        assert descriptor.end - descriptor.start == 7 * (
+            1 if tensor.dtype == torch.bool else tensor.dtype.itemsize
+        )
         loaded = reader.tensor(tensor.name)
         assert loaded.dtype == tensor.dtype and torch.equal(loaded, tensor.data_fn())
     assert reader.descriptors["t12"].dtype == "Bool"
 
 
 def test_bool_u8_and_u32_stores_read():
-    blob = cbor.encode({"tensors": {
-        "a": {"dtype": {"Bool": "U32"}, "shape": [2], "data_offsets": [0, 8]},
-        "b": {"dtype": {"Bool": "U8"}, "shape": [2], "data_offsets": [256, 258]},
-    }})  # fmt: skip
+    blob = cbor.encode(
+        {
+            "tensors": {
+                "a": {"dtype": {"Bool": "U32"}, "shape": [2], "data_offsets": [0, 8]},
+                "b": {"dtype": {"Bool": "U8"}, "shape": [2], "data_offsets": [256, 258]},
+            }
+        }
+    )
     data = header(metadata_size=len(blob)) + blob
     data += bytes(burnpack.aligned_data_section_start(len(blob)) - len(data))
     data += struct.pack("<II", 0, 7) + bytes(248) + b"\x01\x00"
@@ -235,8 +271,10 @@ def test_writer_produces_burns_header_and_metadata_for_the_same_tensors():
     (size,) = struct.unpack_from("<I", data, 6)
     document = cbor.decode(data[10 : 10 + size])
     entries = sorted(document["tensors"].items(), key=lambda item: item[1]["data_offsets"][0])
-    tensors = [PackTensor.of(name, torch.zeros(entry["shape"]), entry["param_id"])
-               for name, entry in entries]  # fmt: skip
+    tensors = [
+        PackTensor.of(name, torch.zeros(entry["shape"]), entry["param_id"])
+        for name, entry in entries
+    ]
     chunks = list(burnpack.encode_chunks(tensors))
     assert b"".join(bytes(c) for c in chunks[:2]) == data
     assert sum(memoryview(c).nbytes for c in chunks) == 1044776  # Burn's file size

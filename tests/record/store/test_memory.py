@@ -16,8 +16,13 @@ SIZE_MB = 128
 
 
 def run(*args: str) -> str:
-    proc = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
-                          timeout=300, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
 

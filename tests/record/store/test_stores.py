@@ -91,10 +91,14 @@ def test_partial_loading_and_the_apply_result(tmp_path):
     model = Model()
     with pytest.raises(RecordError, match=r"(?s)lacks 2 tensor.*head.weight.*allow_partial"):
         load_from(model, store)
-    result = load_from(model, BurnpackStore.from_file(path).with_key_remapping(r"^", "encoder.")
-                       .allow_partial(True))  # fmt: skip
-    assert result.missing == [("head.weight", "Struct:Model.Struct:Linear"),
-                              ("head.bias", "Struct:Model.Struct:Linear")]  # fmt: skip
+    result = load_from(
+        model,
+        BurnpackStore.from_file(path).with_key_remapping(r"^", "encoder.").allow_partial(True),
+    )
+    assert result.missing == [
+        ("head.weight", "Struct:Model.Struct:Linear"),
+        ("head.bias", "Struct:Model.Struct:Linear"),
+    ]
     assert len(result.applied) == 4 and result.unused == []
     assert torch.equal(model.encoder[0].weight, small.encoder[0].weight)
     assert "2 missing" in str(result)
@@ -103,16 +107,20 @@ def test_partial_loading_and_the_apply_result(tmp_path):
 def test_unused_tensors_are_listed(tmp_path):
     path = tmp_path / "m.bpk"
     save_into(Model(), BurnpackStore.from_file(path))
-    result = load_from(Model().encoder, BurnpackStore.from_file(path)
-                       .with_key_remapping(r"^encoder\.", ""))  # fmt: skip
+    result = load_from(
+        Model().encoder, BurnpackStore.from_file(path).with_key_remapping(r"^encoder\.", "")
+    )
     assert result.unused == ["head.bias", "head.weight"]
 
 
 def test_shape_mismatch_is_an_error_unless_validation_is_off(tmp_path):
     path = tmp_path / "m.bpk"
     save_into(Model(hidden=4), BurnpackStore.from_file(path))
-    with pytest.raises(RecordError, match=r"Shape mismatch for 'encoder.0.weight': expected "
-                                          r"\[5, 3\], found \[4, 3\]"):  # fmt: skip
+    with pytest.raises(
+        RecordError,
+        match=r"Shape mismatch for 'encoder.0.weight': expected "
+        r"\[5, 3\], found \[4, 3\]",
+    ):
         load_from(Model(hidden=5), BurnpackStore.from_file(path))
     target = Model(hidden=5)
     before = target.encoder[0].weight.clone()
@@ -142,14 +150,29 @@ def test_a_module_keeps_its_dtype_and_device(tmp_path):
 
 def test_filters_on_save(tmp_path):
     path = tmp_path / "m.bpk"
-    save_into(Model(), BurnpackStore.from_file(path).with_regex(r"^encoder\.").with_full_path("head.bias"))
+    save_into(
+        Model(), BurnpackStore.from_file(path).with_regex(r"^encoder\.").with_full_path("head.bias")
+    )
     assert PackReader.from_file(path).names() == [
-        "encoder.0.bias", "encoder.0.weight", "encoder.1.bias", "encoder.1.weight", "head.bias"]  # fmt: skip
+        "encoder.0.bias",
+        "encoder.0.weight",
+        "encoder.1.bias",
+        "encoder.1.weight",
+        "head.bias",
+    ]
     linear_only = tmp_path / "linear.bpk"
-    save_into(Model(), BurnpackStore.from_file(linear_only)
-              .with_predicate(lambda path, containers: containers.endswith("Struct:Linear")))  # fmt: skip
+    save_into(
+        Model(),
+        BurnpackStore.from_file(linear_only).with_predicate(
+            lambda path, containers: containers.endswith("Struct:Linear")
+        ),
+    )
     assert PackReader.from_file(linear_only).names() == [
-        "encoder.0.bias", "encoder.0.weight", "head.bias", "head.weight"]  # fmt: skip
+        "encoder.0.bias",
+        "encoder.0.weight",
+        "head.bias",
+        "head.weight",
+    ]
 
 
 def test_filters_on_load_skip(tmp_path):
@@ -158,7 +181,9 @@ def test_filters_on_load_skip(tmp_path):
     save_into(source, BurnpackStore.from_file(path))
     target = Model()
     head_before = target.head.weight.clone()
-    result = load_from(target, BurnpackStore.from_file(path).filter(PathFilter().with_regex("^encoder")))
+    result = load_from(
+        target, BurnpackStore.from_file(path).filter(PathFilter().with_regex("^encoder"))
+    )
     assert result.skipped == ["head.bias", "head.weight"]
     assert torch.equal(target.head.weight, head_before)
     assert torch.equal(target.encoder[0].weight, source.encoder[0].weight)
@@ -171,7 +196,9 @@ def test_key_remapping_with_groups(tmp_path):
     save_into(source, SafetensorsStore.from_file(path))  # layers.0.weight, ...
     target = nn.Module()
     target.block0, target.block1 = nn.Linear(2, 2), nn.Linear(2, 2)
-    store = SafetensorsStore.from_file(path).remap(KeyRemapper().add_pattern(r"^layers\.(\d+)\.", "block$1."))
+    store = SafetensorsStore.from_file(path).remap(
+        KeyRemapper().add_pattern(r"^layers\.(\d+)\.", "block$1.")
+    )
     assert store.keys() == ["block0.bias", "block0.weight", "block1.bias", "block1.weight"]
     load_from(target, store)
     assert torch.equal(target.block1.weight, source.layers[1].weight)
@@ -219,16 +246,16 @@ def test_pytorch_store_reads_state_dicts_and_is_read_only(tmp_path):
     loaded = Model()
     load_from(loaded, PytorchStore.from_file(path).with_top_level_key("state_dict"))
     assert same(model, loaded)
-    with pytest.raises(RecordError, match="no top-level key 'model'.*'epoch', 'state_dict'"):
+    with pytest.raises(RecordError, match=r"no top-level key 'model'.*'epoch', 'state_dict'"):
         load_from(loaded, PytorchStore.from_file(path).with_top_level_key("model"))
     with pytest.raises(RecordError, match="PytorchStore is read-only"):
         save_into(model, PytorchStore.from_file(tmp_path / "out.pt"))
 
 
 def test_wrong_arguments_are_named():
-    with pytest.raises(TypeError, match="takes an nn.Module first; received str"):
+    with pytest.raises(TypeError, match=r"takes an nn.Module first; received str"):
         save_into("model", BurnpackStore.from_bytes())  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="takes a store .* received str"):
+    with pytest.raises(TypeError, match=r"takes a store .* received str"):
         load_from(Model(), "model.bpk")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="with_from_adapter` takes a ModuleAdapter"):
         BurnpackStore.from_bytes().with_from_adapter("burn")  # type: ignore[arg-type]

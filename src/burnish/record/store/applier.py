@@ -62,7 +62,9 @@ def _find(
     path = ".".join(entry.path_stack)
     if path in snapshots:
         return path, snapshots[path]
-    module_type = next((c for c in reversed(entry.container_stack) if c.startswith("Struct:")), None)
+    module_type = next(
+        (c for c in reversed(entry.container_stack) if c.startswith("Struct:")), None
+    )
     if adapter is None or module_type is None:
         return None
     alternative = adapter.get_alternative_param_name(entry.path_stack[-1], module_type)

@@ -187,7 +187,8 @@ class ModuleStore(ABC):
                 lines.append(path + (f" (did you mean {close[0]!r}?)" if close else ""))
             raise RecordError(
                 f"{self.describe()} lacks {len(result.missing)} tensor(s) of "
-                f"{type(module).__name__}:\n  " + "\n  ".join(lines)
+                f"{type(module).__name__}:\n  "
+                + "\n  ".join(lines)
                 + "\nRemap the names (with_key_remapping), adapt the layout "
                 "(with_from_adapter(BurnToPyTorchAdapter()) for files Burn wrote), or pass "
                 ".allow_partial(True) to keep those tensors as they are."
@@ -220,7 +221,9 @@ def _adapter(adapter: object, method: str) -> ModuleAdapter:
     return adapter
 
 
-def _remapped(snapshots: dict[str, TensorSnapshot], remapper: KeyRemapper) -> dict[str, TensorSnapshot]:
+def _remapped(
+    snapshots: dict[str, TensorSnapshot], remapper: KeyRemapper
+) -> dict[str, TensorSnapshot]:
     result: dict[str, TensorSnapshot] = {}
     for name, snapshot in snapshots.items():
         new = remapper.remap_name(name)

@@ -24,7 +24,7 @@ import struct
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -293,7 +293,9 @@ class PackReader:
         return cls(mapping, size, str(path))
 
     @classmethod
-    def from_buffer(cls, data: bytes | bytearray | memoryview, source: str = "<bytes>") -> PackReader:
+    def from_buffer(
+        cls, data: bytes | bytearray | memoryview, source: str = "<bytes>"
+    ) -> PackReader:
         """Validate a container held in memory (a writable buffer gives views, not copies)."""
         return cls(data, len(data), source)
 
@@ -318,7 +320,9 @@ class PackReader:
             raw = bytearray(self._buffer[start : start + count * dtype.itemsize])
             tensor = torch.frombuffer(raw, dtype=dtype, count=count)
         if sys.byteorder == "big" and dtype.itemsize > 1:  # pragma: no cover - rare hosts
-            tensor = tensor.view(torch.uint8).view(-1, dtype.itemsize).flip(1).contiguous().view(dtype)
+            tensor = (
+                tensor.view(torch.uint8).view(-1, dtype.itemsize).flip(1).contiguous().view(dtype)
+            )
         tensor = tensor.view(descriptor.shape)
         return tensor != 0 if descriptor.dtype == "Bool" else tensor
 
@@ -436,12 +440,12 @@ def _scalars(value: Any) -> dict[str, bool | int | float]:
         ok = isinstance(entry, dict) and len(entry) == 1
         variant, scalar = next(iter(entry.items())) if ok else (None, None)
         kind = _SCALARS.get(variant) if isinstance(variant, str) else None
-        if kind is None or type(scalar) is not kind and not (kind is float and _is_int(scalar)):
+        if kind is None or (type(scalar) is not kind and not (kind is float and _is_int(scalar))):
             raise RecordError(
                 f"Burnpack scalar {key!r} is {_short(entry)}; expected one of "
                 "{'Int': i64}, {'UInt': u64}, {'Float': f64}, {'Bool': bool}."
             )
-        result[key] = scalar
+        result[key] = cast("bool | int | float", scalar)
     return result
 
 

@@ -226,4 +226,3 @@ class _Reader:
         self.position = start
         name = "undefined" if minor == _UNDEFINED else f"simple value {argument}"
         raise self.fail(f"CBOR {name} (Burnpack metadata has none)")
-

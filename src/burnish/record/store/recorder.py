@@ -54,11 +54,12 @@ class BurnpackFileRecorder(FileRecorder):
         metadata = {"format": "burnpack", "producer": "burnish", "version": __version__,
                     METADATA_KEY: json.dumps(envelope["metadata"])}  # fmt: skip
         flat = isinstance(structure, dict) and all(
-            isinstance(v, dict) and v.get("$ref") == k and len(v) == 1
-            for k, v in structure.items()
+            isinstance(v, dict) and v.get("$ref") == k and len(v) == 1 for k, v in structure.items()
         )
         if not flat or any(leaf.source_dtype != leaf.data.dtype for leaf in leaves.values()):
-            metadata[STRUCTURE_KEY] = json_format.encode({"metadata": {}, "item": structure}).decode()
+            metadata[STRUCTURE_KEY] = json_format.encode(
+                {"metadata": {}, "item": structure}
+            ).decode()
         tensors = [burnpack.PackTensor.of(name, leaf.data) for name, leaf in leaves.items()]
         return list(burnpack.encode_chunks(tensors, metadata))
 

@@ -59,7 +59,9 @@ class TensorSnapshot:
         """The tensor (for a file, a view of its mapping where possible)."""
         return self.data_fn()
 
-    def with_path(self, path_stack: tuple[str, ...], container_stack: tuple[str, ...]) -> TensorSnapshot:
+    def with_path(
+        self, path_stack: tuple[str, ...], container_stack: tuple[str, ...]
+    ) -> TensorSnapshot:
         """The same data under another path and containers."""
         return dataclasses.replace(self, path_stack=path_stack, container_stack=container_stack)
 

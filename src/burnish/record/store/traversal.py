@@ -55,7 +55,9 @@ def module_tensors(module: nn.Module) -> Iterator[ModuleTensor]:
     yield from _walk(module, (), (container_type(module),))
 
 
-def _walk(module: nn.Module, path: tuple[str, ...], containers: tuple[str, ...]) -> Iterator[ModuleTensor]:
+def _walk(
+    module: nn.Module, path: tuple[str, ...], containers: tuple[str, ...]
+) -> Iterator[ModuleTensor]:
     for name, param in module._parameters.items():
         if param is not None:
             yield ModuleTensor((*path, name), containers, param)
