@@ -38,6 +38,8 @@ _LAZY = {
     "load_file": "burnish.module",
     "into_record": "burnish.module",
     "load_record": "burnish.module",
+    "save_into": "burnish.module",
+    "load_from": "burnish.module",
     "backward": "burnish.optim.grads",
     "grad": "burnish.optim.grads",
     "Gradients": "burnish.optim.grads",
@@ -66,10 +68,12 @@ __all__ = [
     "grad",
     "into_record",
     "load_file",
+    "load_from",
     "load_record",
     "model_summary",
     "num_params",
     "save_file",
+    "save_into",
     "seed",
     "valid",
 ]
@@ -80,9 +84,11 @@ if TYPE_CHECKING:
         Module,
         into_record,
         load_file,
+        load_from,
         load_record,
         num_params,
         save_file,
+        save_into,
         valid,
     )
     from burnish.module_summary import ModelSummary, model_summary

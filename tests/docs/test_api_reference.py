@@ -82,6 +82,7 @@ def test_every_public_subpackage_is_listed() -> None:
         if info.name.startswith(
             (
                 "burnish.record.formats",
+                "burnish.record.store",
                 "burnish.data.dataset.transform",
                 "burnish.data.dataset.sqlite",
             )

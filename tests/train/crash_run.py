@@ -308,6 +308,7 @@ def main() -> None:
     parser.add_argument("--trackers", action="store_true", help="CSV and TensorBoard loggers")
     parser.add_argument("--listener", action="store_true", help="a checkpointed listener")
     parser.add_argument("--ema", action="store_true", help="an average of the weights")
+    parser.add_argument("--burnpack", action="store_true", help="with_default_checkpointers()")
     parser.add_argument("--scripted", choices=["composed", "metric"], help="scripted-loss run")
     parser.add_argument("--kill-after-epoch", type=int, default=0)
     parser.add_argument("--kill-in-epoch-end", type=int, default=0)
@@ -385,6 +386,8 @@ def mnist_learner(args):
     )
     if args.precision:
         configured = configured.mixed_precision(args.precision)
+    if args.burnpack:
+        configured = configured.with_default_checkpointers()
     if args.ema:
         configured = configured.with_ema(0.9, warmup=True, update_every=2, validate="both")
     if args.trackers:

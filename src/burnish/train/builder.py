@@ -459,6 +459,26 @@ class TrainingBuilder:
         self._recorder = recorder
         return self
 
+    def with_default_checkpointers(self) -> Self:
+        """Burn main's default checkpoints: model, optimizer, scheduler (and the loop's state)
+        as Burnpack files (`BurnpackFileRecorder`), under `checkpoint/` as
+        `with_file_checkpointer` writes them: committed atomically, resumed exactly."""
+        from burnish.record.store.recorder import BurnpackFileRecorder
+
+        self._recorder = BurnpackFileRecorder()
+        return self
+
+    def with_custom_checkpointers(
+        self, model: FileRecorder, optim: FileRecorder, scheduler: FileRecorder
+    ) -> Self:
+        """Burn main's `with_custom_checkpointers(model, optim, scheduler)`: one recorder per
+        part of each checkpoint (the EMA weights use `model`'s; the loop's own state a
+        full-precision `BurnpackFileRecorder`). The checkpoint is still one atomic commit."""
+        from burnish.train.checkpoint.part_recorders import PartRecorders
+
+        self._recorder = PartRecorders(model=model, optim=optim, scheduler=scheduler)
+        return self
+
     def with_checkpointing_strategy(self, strategy: CheckpointingStrategy) -> Self:
         """Which epoch checkpoints to keep (default: last 2 + best valid loss)."""
         self._strategy = strategy
