@@ -93,8 +93,12 @@ def test_adamw_no_decay_split_and_head_lr_equal_the_split_by_hand():
     split = {  # (optimizer, rate) -> parameters, chosen by hand
         ("decay", "body"): ["block.linear.weight"],
         ("decay", "head"): ["head.weight"],
-        ("plain", "body"): ["embedding.weight", "block.linear.bias"]
-        + ["block.norm.weight", "block.norm.bias"],
+        ("plain", "body"): [
+            "embedding.weight",
+            "block.linear.bias",
+            "block.norm.weight",
+            "block.norm.bias",
+        ],
         ("plain", "head"): ["head.bias"],
     }
     for step in range(1, STEPS + 1):
@@ -140,7 +144,9 @@ def test_a_float_lr_steps_every_group_at_that_rate():
     hand, decay, plain = TinyLm(), AdamWConfig(weight_decay=0.1).init(), AdamWConfig(0).init()
     plain = AdamWConfig(weight_decay=0.0).init()
     for step in range(1, 4):
-        model = optim.step(1e-2, model, GradientsParams.from_grads(bn.backward(_loss(model, step)), model))
+        model = optim.step(
+            1e-2, model, GradientsParams.from_grads(bn.backward(_loss(model, step)), model)
+        )
         grads = bn.backward(_loss(hand, step))
         hand = decay.step(1e-2, hand, GradientsParams.from_params(grads, hand, DECAYED))
         hand = plain.step(1e-2, hand, GradientsParams.from_grads(grads, hand))
@@ -172,7 +178,9 @@ def test_burn_group_routes_correctly_after_a_record_round_trip():
     model = nn.ModuleDict({"layer_a": nn.Linear(4, 4), "layer_b": nn.Linear(4, 4)})
 
     def make():
-        return ModuleOptimizer(SgdConfig()).with_group(ParamGroup.from_predicate("layer_a"), AdamConfig())
+        return ModuleOptimizer(SgdConfig()).with_group(
+            ParamGroup.from_predicate("layer_a"), AdamConfig()
+        )
 
     def step(model, optim):
         x = torch.rand(2, 4, generator=torch.Generator().manual_seed(1))
@@ -205,7 +213,9 @@ def test_a_record_made_with_other_groups_is_refused():
     model, (optim, scheduler) = TinyLm(), _grouped()
     _train_grouped(model, optim, scheduler, range(1, 3))
     other = ModuleOptimizer(AdamWConfig()).with_group(NO_DECAY, AdamConfig())
-    with pytest.raises(RecordError, match=r"'embedding.weight' was saved by AdamW.*a Adam \(group 1\)"):
+    with pytest.raises(
+        RecordError, match=r"'embedding.weight' was saved by AdamW.*a Adam \(group 1\)"
+    ):
         other.load_record(optim.to_record())
     with pytest.raises(RecordError, match=r"Expected an optimizer record"):
         other.load_record({"nothing": 1})
@@ -218,7 +228,10 @@ def test_with_group_clears_the_earlier_state_of_its_parameters_as_burn():
     _train_grouped(model, optim, ModuleLrScheduler(1e-3), range(3, 4))
     record = optim.to_record()
     adam_state = sorted(name for name, k in record["group_of"].items() if k == 0)
-    assert adam_state == ["block.linear.bias", "block.linear.weight", "block.norm.bias"] + [
+    assert adam_state == [
+        "block.linear.bias",
+        "block.linear.weight",
+        "block.norm.bias",
         "block.norm.weight",
         "embedding.weight",
     ]
@@ -277,7 +290,9 @@ def test_a_non_finite_gradient_skips_every_group():
 
 def test_a_group_that_matches_nothing_is_refused_at_the_first_step():
     model = TinyLm()
-    optim = ModuleOptimizer(AdamWConfig()).with_group(ParamGroup.from_predicate("haed"), SgdConfig())
+    optim = ModuleOptimizer(AdamWConfig()).with_group(
+        ParamGroup.from_predicate("haed"), SgdConfig()
+    )
     grads = GradientsParams.from_grads(bn.backward(_loss(model, 1)), model)
     with pytest.raises(
         ValueError,
@@ -287,7 +302,9 @@ def test_a_group_that_matches_nothing_is_refused_at_the_first_step():
         optim.step(1e-3, model, grads)
     scheduler = ModuleLrScheduler(1e-3).with_group(ParamGroup.from_regex(r"^heads\."), 1e-2)
     grads = GradientsParams.from_grads(bn.backward(_loss(model, 1)), model)
-    with pytest.raises(ValueError, match=r"from_regex\('\^heads\\\\.'\) \(given to ModuleLrScheduler"):
+    with pytest.raises(
+        ValueError, match=r"from_regex\('\^heads\\\\.'\) \(given to ModuleLrScheduler"
+    ):
         ModuleOptimizer(AdamWConfig()).step(scheduler.step(), model, grads)
 
 

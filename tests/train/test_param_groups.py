@@ -68,7 +68,9 @@ class LrSeen(LossMetric):
 
 def batches(count: int = ITERATIONS):
     gen = torch.Generator().manual_seed(1)
-    return [(torch.randn(4, 3, generator=gen), torch.randn(4, 2, generator=gen)) for _ in range(count)]
+    return [
+        (torch.randn(4, 3, generator=gen), torch.randn(4, 2, generator=gen)) for _ in range(count)
+    ]
 
 
 def grouped():
@@ -159,7 +161,9 @@ def test_interrupted_inside_an_accumulation_group_then_resumed_is_exact(tmp_path
 def test_a_module_optimizer_that_stepped_another_model_is_refused_at_fit(tmp_path):
     optim, scheduler = grouped()
     other = Regression()
-    optim.step(1e-3, other, GradientsParams.from_grads(bn.backward(other(torch.ones(1, 3)).sum()), other))
+    optim.step(
+        1e-3, other, GradientsParams.from_grads(bn.backward(other(torch.ones(1, 3)).sum()), other)
+    )
     learner = settings(LearnerBuilder(tmp_path)).build(Regression(), optim, scheduler)
     with pytest.raises(ValueError, match=r"it already stepped another Regression"):
         learner.fit(batches(), batches(1))

@@ -91,7 +91,9 @@ class ModuleLrScheduler(LrScheduler):
         self._schedulers = [as_scheduler(scheduler)]
         self._groups: tuple[ParamGroup, ...] = (ParamGroup.all(),)
 
-    def with_group(self, group: ParamGroup, scheduler: LrScheduler | float | Any) -> ModuleLrScheduler:
+    def with_group(
+        self, group: ParamGroup, scheduler: LrScheduler | float | Any
+    ) -> ModuleLrScheduler:
         """Schedule the rate of the parameters in `group` with `scheduler`; returns self.
 
         Raises:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import compress
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from torch import Tensor, nn
 
@@ -141,7 +141,7 @@ class ModuleOptimizer(Optimizer):
 
     def _step(self, lr: float, model: M, grads: GradientsParams, found_inf: Tensor | None) -> M:
         lr_groups = getattr(lr, "groups", None)
-        lrs = cast("tuple[float, ...]", lr.lrs) if lr_groups is not None else (_check_lr(lr),)
+        lrs: tuple[float, ...] = getattr(lr, "lrs", None) or (_check_lr(lr),)
         if not isinstance(grads, GradientsParams):
             raise TypeError(
                 "`grads` must be a GradientsParams (GradientsParams.from_grads(grads, model)). "
