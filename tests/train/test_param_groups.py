@@ -167,3 +167,11 @@ def test_a_module_optimizer_that_stepped_another_model_is_refused_at_fit(tmp_pat
     learner = settings(LearnerBuilder(tmp_path)).build(Regression(), optim, scheduler)
     with pytest.raises(ValueError, match=r"it already stepped another Regression"):
         learner.fit(batches(), batches(1))
+
+
+def test_a_compiled_whole_step_refuses_a_module_optimizer(tmp_path):
+    """`compile(step=True)` takes one tensor rate into torch's Sgd/Adam kernels: refused."""
+    optim, scheduler = grouped()
+    builder = settings(LearnerBuilder(tmp_path).compile(step=True))
+    with pytest.raises(ValueError, match=r"`compile\(step=True\)`.*Received: ModuleOptimizer"):
+        builder.build(Regression(), optim, scheduler).fit(batches(), batches(1))
