@@ -81,10 +81,10 @@ class ModuleLrScheduler(LrScheduler):
         >>> from burnish.lr_scheduler import LinearLrSchedulerConfig, ModuleLrScheduler
         >>> from burnish.optim import ParamGroup
         >>> scheduler = ModuleLrScheduler(1e-3).with_group(
-        ...     ParamGroup.from_predicate("head"), LinearLrSchedulerConfig(1e-2, 1e-3, 10))
+        ...     ParamGroup.from_predicate("head"), LinearLrSchedulerConfig(0.5, 0.25, 10))
         >>> lr = scheduler.step()
         >>> float(lr), lr.lr_from_param("head.weight"), lr.lr_from_param("body.weight")
-        (0.001, 0.01, 0.001)
+        (0.001, 0.5, 0.001)
     """
 
     def __init__(self, scheduler: LrScheduler | float | Any) -> None:
