@@ -26,6 +26,8 @@ from burnish.optim import (
     GradientClippingConfig,
     GradientsAccumulator,
     GradientsParams,
+    ModuleOptimizer,
+    ParamGroup,
     SgdConfig,
     WeightDecayConfig,
 )
@@ -369,6 +371,30 @@ class _Regression(Net):
         return RegressionOutput(((output - batch[1]) ** 2).mean(), output, batch[1])
 
 
+class _Grouped:
+    """A `ModuleOptimizer` as a config: AdamW without decay on the biases, and a
+    `ModuleLrScheduler` giving the first layer its own rate (`scheduler()`)."""
+
+    def init(self) -> ModuleOptimizer:
+        from burnish.optim import AdamWConfig
+
+        return ModuleOptimizer(AdamWConfig(weight_decay=0.1)).with_group(
+            ParamGroup.from_regex(r"bias$"), AdamWConfig(weight_decay=0.0)
+        )
+
+    def scheduler(self):
+        from burnish.lr_scheduler import LinearLrSchedulerConfig, ModuleLrScheduler
+
+        return ModuleLrScheduler(LR).with_group(
+            ParamGroup.from_predicate("first."), LinearLrSchedulerConfig(LR, LR / 10, 8)
+        )
+
+
+def _lr_scheduler(optim):
+    """The grouped optimizer's scheduler, else the constant `LR`."""
+    return optim.scheduler() if isinstance(optim, _Grouped) else None
+
+
 def _learner(directory, blocks: int = 4, optim=None, configure=lambda builder: builder):
     from burnish.train import LearnerBuilder
     from burnish.train.metric import LossMetric
@@ -380,7 +406,8 @@ def _learner(directory, blocks: int = 4, optim=None, configure=lambda builder: b
         .renderer(NullRenderer())
         .num_epochs(1)
     )
-    return configure(builder).build(_Regression(blocks=blocks), (optim or AdamConfig()).init(), LR)
+    model, optim = _Regression(blocks=blocks), optim or AdamConfig()
+    return configure(builder).build(model, optim.init(), _lr_scheduler(optim) or LR)
 
 
 def _batches(iterations: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -444,6 +471,7 @@ OPTIMIZERS = [
     AdamConfig(grad_clipping=GradientClippingConfig.value(0.5)),
     AdamConfig(grad_clipping=GradientClippingConfig.global_norm(0.5)),
     SgdConfig(weight_decay=WeightDecayConfig(0.01)),
+    _Grouped(),
 ]
 OPTIMIZER_IDS = [
     "adam-decay",
@@ -451,19 +479,21 @@ OPTIMIZER_IDS = [
     "adam-clip-value",
     "adam-clip-global-norm",
     "sgd-decay",
+    "module-optimizer-groups",
 ]
 
 
 def _custom_loop_lines(blocks: int, optim) -> int:
     """burnish's lines run in 5 iterations of a custom loop, after a first one."""
-    model, optim = Net(blocks=blocks), optim.init()
+    model, scheduler, optim = Net(blocks=blocks), _lr_scheduler(optim), optim.init()
     accumulator = GradientsAccumulator()
 
     def iteration() -> None:
+        lr = LR if scheduler is None else scheduler.step()
         for _ in range(2):
             grads = GradientsParams.from_grads(bn.backward(_loss(model)), model)
             accumulator.accumulate(model, grads)
-        optim.step(LR, model, accumulator.grads())
+        optim.step(lr, model, accumulator.grads())
 
     iteration()
     with _BurnishLines() as lines:
@@ -508,6 +538,11 @@ LEARNER_SETTINGS = {
         lambda b: b.on_non_finite("stop").with_ema(0.9, update_every=2).grads_accumulation(2),
     ),
     "skip+fp16": (AdamConfig(), lambda b: b.on_non_finite("skip").mixed_precision("fp16")),
+    "module-optimizer-groups": (_Grouped(), lambda b: b),
+    "module-optimizer-groups+fp16+accumulation": (
+        _Grouped(),
+        lambda b: b.mixed_precision("fp16").grads_accumulation(2, lr_step="optimizer_step"),
+    ),
 }
 
 

@@ -14,8 +14,10 @@ from burnish.optim.decay import WeightDecayConfig
 from burnish.optim.grad_accum import GradientsAccumulator
 from burnish.optim.grad_scaler import GradScaler
 from burnish.optim.grads import Gradients, backward, grad
+from burnish.optim.module_optimizer import ModuleOptimizer
 from burnish.optim.momentum import MomentumConfig
 from burnish.optim.non_finite import NonFiniteGuard
+from burnish.optim.param_group import ParamGroup
 from burnish.optim.params import GradientsParams, ParamId
 from burnish.optim.rmsprop import RmsProp, RmsPropConfig
 from burnish.optim.sgd import Sgd, SgdConfig
@@ -32,9 +34,11 @@ __all__ = [
     "Gradients",
     "GradientsAccumulator",
     "GradientsParams",
+    "ModuleOptimizer",
     "MomentumConfig",
     "NonFiniteGuard",
     "Optimizer",
+    "ParamGroup",
     "ParamId",
     "RmsProp",
     "RmsPropConfig",
