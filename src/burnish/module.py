@@ -307,3 +307,10 @@ class Module(nn.Module):
     ) -> M:
         """Load a file saved by `save_file` into this module; returns self."""
         return load_file(self, path, recorder, device, strict=strict)
+
+    def checkpoint_blocks(self, blocks: Any = None, *, enabled: bool = True) -> list[str]:
+        """Checkpoint this module's blocks (activations recomputed in the backward pass);
+        returns their names. See `burnish.checkpoint_blocks`."""
+        from burnish.gradient_checkpointing import checkpoint_blocks
+
+        return checkpoint_blocks(self, blocks, enabled=enabled)
