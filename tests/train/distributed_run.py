@@ -173,6 +173,12 @@ def learner_run(args):
         b = b.grads_accumulation(args.accumulate)
     if args.fsdp:
         b = b.strategy("fsdp")
+    if args.checkpointing:
+        b = b.gradient_checkpointing(blocks=torch.nn.Linear)
+    if args.execution_ddp:
+        from burnish.train import ExecutionStrategy
+
+        b = b.with_training_strategy(ExecutionStrategy.ddp(["cpu", "cpu"]))
     if args.bf16:
         b = b.mixed_precision("bf16")
     if args.max_iterations:
@@ -236,6 +242,8 @@ def main() -> None:
     parser.add_argument("--unused", action="store_true")
     parser.add_argument("--modify-grads", action="store_true")
     parser.add_argument("--fsdp", action="store_true")
+    parser.add_argument("--checkpointing", action="store_true")
+    parser.add_argument("--execution-ddp", action="store_true")
     parser.add_argument("--adam", action="store_true")
     parser.add_argument("--bf16", action="store_true")
     parser.add_argument("--csv", action="store_true")
