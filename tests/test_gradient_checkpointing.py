@@ -150,7 +150,7 @@ def test_bad_selectors_say_what_to_pass():
         bn.checkpoint_blocks(nn.Sequential(nn.Linear(2, 2)))
     with pytest.raises(TypeError, match=r"`blocks` must be None, a module class.*Received: 3"):
         bn.checkpoint_blocks(Net(), 3)
-    with pytest.raises(TypeError, match="takes an nn.Module. Received: str"):
+    with pytest.raises(TypeError, match=r"takes an nn\.Module\. Received: str"):
         bn.checkpoint_blocks("model")
 
 

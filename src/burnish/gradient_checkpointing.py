@@ -17,8 +17,8 @@ does for its layers. Blocks are found as:
 - `blocks=predicate`: every module for which `predicate(module)` is True (outermost ones).
 
 Parameter names, `state_dict` and records are unchanged: each block's class is swapped for a
-subclass of the same name whose `forward` runs the original under the checkpoint. Without gradients (`torch.no_grad()`, `bn.valid(model)`) a block runs
-as usual.
+subclass of the same name whose `forward` runs the original under the checkpoint. Without
+gradients (`torch.no_grad()`, `bn.valid(model)`) a block runs as usual.
 
 Example:
     >>> import torch
