@@ -182,7 +182,7 @@ def _checkpointed_class(cls: type) -> type:
     if cls not in _CLASSES:
 
         def forward(self: nn.Module, *args: Any, **kwargs: Any) -> Any:
-            inner = super(subclass, self).forward  # type: ignore[misc]
+            inner = super(subclass, self).forward  # type: ignore[arg-type]
             if not torch.is_grad_enabled():
                 return inner(*args, **kwargs)
             return checkpoint(inner, *args, use_reentrant=False, **kwargs)
