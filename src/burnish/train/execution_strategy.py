@@ -18,7 +18,9 @@ Burn main dropped the builder's `devices(...)` for
 | `TrainingStrategy::Custom(strategy)`              | `TrainingStrategy.custom(strategy)`: your |
 |                                                   | `SupervisedLearningStrategy.train` runs   |
 
-One device in the list trains alone, as Burn's `multi` does with one device.
+One device in the list trains alone, as Burn's `multi` does with one device. As with
+`devices(...)`, a CUDA device under torchrun is `cuda:<LOCAL_RANK>` (`DistributedContext`):
+list the node's GPUs in order.
 """
 
 from __future__ import annotations
