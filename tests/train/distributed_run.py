@@ -225,6 +225,25 @@ def custom_loop(args) -> torch.nn.Module:
     return model.module
 
 
+def count_checkpointed_runs() -> list[int]:
+    """Each run of a checkpointed block's forward: in the forward pass and its recomputation
+    in the backward pass."""
+    import burnish.gradient_checkpointing as checkpointing
+
+    runs: list[int] = []
+    original = checkpointing.checkpoint
+
+    def counting(function, *args, **kwargs):
+        def counted(*inputs, **options):
+            runs.append(1)
+            return function(*inputs, **options)
+
+        return original(counted, *args, **kwargs)
+
+    checkpointing.checkpoint = counting
+    return runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("artifact_dir")
@@ -265,6 +284,15 @@ def main() -> None:
         from tests.train.crash_run import kill_in_writer
 
         kill_in_writer(args.kill_in_writer)
+    block_runs = count_checkpointed_runs()
+    linear_calls = []  # Linear forwards that record gradients
+    torch.nn.modules.module.register_module_forward_pre_hook(
+        lambda module, _: (
+            linear_calls.append(1)
+            if isinstance(module, torch.nn.Linear) and torch.is_grad_enabled()
+            else None
+        )
+    )
     try:
         result = None if args.custom_loop else learner_run(args)
     except bn.train.Preempted as preempted:
@@ -276,6 +304,9 @@ def main() -> None:
         state.update({f"ema.{k}": v for k, v in result.ema.state_dict().items()})
     if result is not None:
         print(f"stopped_non_finite={result.stopped_non_finite}", flush=True)
+        rank = os.environ.get("RANK")
+        print(f"linear_calls={len(linear_calls)} rank={rank}", flush=True)
+        print(f"block_runs={len(block_runs)} rank={rank}", flush=True)
     if args.fsdp and dist.is_initialized():
         state = full_record(model)  # every rank takes part; rank 0 gets the whole model
     if int(os.environ.get("RANK", "0")) == 0:
