@@ -32,6 +32,8 @@ _LAZY = {
     "device": "burnish.backend",
     "seed": "burnish.backend",
     "Module": "burnish.module",
+    "checkpoint_blocks": "burnish.gradient_checkpointing",
+    "checkpointed_blocks": "burnish.gradient_checkpointing",
     "valid": "burnish.module",
     "num_params": "burnish.module",
     "save_file": "burnish.module",
@@ -63,6 +65,8 @@ __all__ = [
     "RunLockedError",
     "__version__",
     "backward",
+    "checkpoint_blocks",
+    "checkpointed_blocks",
     "config",
     "device",
     "grad",
@@ -80,6 +84,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from burnish.backend import device, seed
+    from burnish.gradient_checkpointing import checkpoint_blocks, checkpointed_blocks
     from burnish.module import (
         Module,
         into_record,

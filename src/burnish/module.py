@@ -318,3 +318,10 @@ class Module(nn.Module):
     def load_from(self, store: ModuleStore) -> ApplyResult:
         """Load from a store in place; returns what was applied: see `burnish.load_from`."""
         return load_from(self, store)
+
+    def checkpoint_blocks(self, blocks: Any = None, *, enabled: bool = True) -> list[str]:
+        """Checkpoint this module's blocks (activations recomputed in the backward pass);
+        returns their names. See `burnish.checkpoint_blocks`."""
+        from burnish.gradient_checkpointing import checkpoint_blocks
+
+        return checkpoint_blocks(self, blocks, enabled=enabled)
