@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name is imported o
         adapt,
         format_float,
     )
+    from burnish.train.metric.bleu import BleuInput, BleuScore, BleuSmoothing
     from burnish.train.metric.classification import (
         ClassReduction,
         ConfusionStatsInput,
@@ -37,7 +38,6 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name is imported o
         PrecisionMetric,
         RecallMetric,
     )
-    from burnish.train.metric.bleu import BleuInput, BleuScore, BleuSmoothing
     from burnish.train.metric.error_rate import CerInput, CharErrorRate, WerInput, WordErrorRate
     from burnish.train.metric.hamming import HammingScore, HammingScoreInput
     from burnish.train.metric.learning_rate import LearningRateMetric

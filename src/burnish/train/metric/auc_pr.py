@@ -1,6 +1,6 @@
 """Area under the precision-recall curve over the epoch (Burn main's `AucPrMetric`).
 
-Average precision `AP = Σ (Rₖ − Rₖ₋₁) Pₖ` over the distinct score thresholds, descending —
+Average precision `AP = Σ (Rₖ - Rₖ₋₁) Pₖ` over the distinct score thresholds, descending —
 scikit-learn's `average_precision_score`, which Burn's documentation names as its definition —
 per One-vs-Rest column (see rank_metric.py). Tied scores form one threshold, so the value does
 not depend on the order of equal scores (Burn's argsort-based sum does, on ties).

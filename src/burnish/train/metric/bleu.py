@@ -7,7 +7,7 @@ give. Burn computes this per batch and averages the batch scores over the epoch 
 leaves corpus accumulation as a TODO); the batch entries here are those batch scores.
 
 `BLEU = BP · exp(mean over n of log pₙ)`, `pₙ` = clipped / total n-grams of order n, brevity
-penalty `BP = exp(1 − ref/cand)` when the candidates are shorter, else 1. No candidate token, or
+penalty `BP = exp(1 - ref/cand)` when the candidates are shorter, else 1. No candidate token, or
 an order without n-grams, scores 0; an order without a match scores 0 unless smoothed:
 `BleuSmoothing.add_epsilon(eps)` takes `pₙ = eps / total`, `BleuSmoothing.EXPONENTIAL` takes
 `pₙ = 1 / (2ᵏ · total)` for the k-th order without a match (Chen & Cherry 2014, methods 1, 3).

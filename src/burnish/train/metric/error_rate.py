@@ -90,7 +90,8 @@ class CharErrorRate(_ErrorRate):
     Example:
         >>> import torch
         >>> metric = CharErrorRate()
-        >>> _ = metric.update(CerInput(torch.tensor([[1, 2], [3, 5]]), torch.tensor([[1, 3], [3, 4]])), None)
+        >>> outputs, targets = torch.tensor([[1, 2], [3, 5]]), torch.tensor([[1, 3], [3, 4]])
+        >>> _ = metric.update(CerInput(outputs, targets), None)
         >>> float(metric.value())
         50.0
     """

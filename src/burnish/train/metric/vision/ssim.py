@@ -1,12 +1,12 @@
 """Structural similarity (Burn main's `SsimMetric`, `burn::train::metric::vision`).
 
-`SSIM = (2 μx μy + C1)(2 σxy + C2) / ((μx² + μy² + C1)(σx² + σy² + C2))` with Gaussian-weighted
-local means, variances (clamped at 0) and covariance, `C1 = (k1 · pixel_range)²`,
-`C2 = (k2 · pixel_range)²`. As Burn: a separable Gaussian window of `kernel_size` and `sigma`,
-zero padding of `kernel_size // 2` so the map has the image's size, and each image's SSIM the
-mean of its map over channels and pixels. The epoch value is the mean over every image of the
-epoch. torchmetrics pads by reflection and averages the map without its border: the two agree
-on the map away from the border, not on the mean.
+`SSIM = (2 mx my + C1)(2 cov + C2) / ((mx² + my² + C1)(vx + vy + C2))` with Gaussian-weighted
+local means `mx`, `my`, variances `vx`, `vy` (clamped at 0) and covariance `cov`,
+`C1 = (k1 · pixel_range)²`, `C2 = (k2 · pixel_range)²`. As Burn: a separable Gaussian window of
+`kernel_size` and `sigma`, zero padding of `kernel_size // 2` so the map has the image's size,
+and each image's SSIM the mean of its map over channels and pixels. The epoch value is the
+mean over every image of the epoch. torchmetrics pads by reflection and averages the map
+without its border: the two agree on the map away from the border, not on the mean.
 """
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ def ssim_map(x: torch.Tensor, y: torch.Tensor, config: SsimMetricConfig) -> torc
 class SsimMetric(StatefulNumeric):
     """Mean SSIM over the epoch's images, in [-1, 1] (Burn: `SsimMetric`).
 
-    Name `SSIM (dr={pixel_range}, w={kernel_size}, σ={sigma})`, e.g. `SSIM (dr=1, w=11, σ=1.5)`.
+    Name `SSIM (dr={pixel_range}, w={kernel_size}, \u03c3={sigma})` with a Greek sigma, e.g.
+    `SSIM (dr=1, w=11, \u03c3=1.5)`.
 
     Args:
         config: a `SsimMetricConfig`.
@@ -139,7 +140,7 @@ class SsimMetric(StatefulNumeric):
         self.config = config
         self.name = (
             f"SSIM (dr={rust_float(config.pixel_range)}, w={config.kernel_size}, "
-            f"σ={rust_float(config.sigma)})"
+            f"\u03c3={rust_float(config.sigma)})"
         )
 
     def with_name(self, name: str) -> SsimMetric:
