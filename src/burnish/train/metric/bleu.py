@@ -69,6 +69,11 @@ class BleuSmoothing:
 
     AddEpsilon = add_epsilon  # Burn's spelling
 
+    def __repr__(self) -> str:
+        if self.kind == "add_epsilon":
+            return f"BleuSmoothing.add_epsilon({self.epsilon!r})"
+        return f"BleuSmoothing.{self.kind.upper()}"
+
 
 BleuSmoothing.NONE = BleuSmoothing("none")
 BleuSmoothing.EXPONENTIAL = BleuSmoothing("exponential")

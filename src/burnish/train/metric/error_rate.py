@@ -3,7 +3,9 @@
 Both are `100 · Σ edit distance / Σ reference length` over token indices: the tokens are
 characters for CER and words for WER (Burn's convention; tokenise accordingly). The epoch value
 pools every sequence of the epoch (corpus-level, as torchmetrics' `CharErrorRate` and
-`WordErrorRate`), which is Burn's aggregation: its batch values weighted by reference tokens.
+`WordErrorRate`), which is Burn's aggregation — its batch values weighted by reference tokens —
+except for a batch without any reference token: Burn gives it the value 0 and the weight 0,
+dropping its edits; here its edits count (an epoch with edits and no reference token: inf).
 Padding, with `pad_token` (Burn's rules, kept): CER compares each sequence's first `k` tokens,
 `k` its number of non-pad tokens; WER compares the tokens before the first pad.
 """
@@ -77,8 +79,9 @@ class _ErrorRate(StatefulNumeric):
         reference_lengths = lengths(data.targets, self.pad_token)
         output_lengths = lengths(data.outputs, self.pad_token)
         distance = edit_distance(data.targets, data.outputs, reference_lengths, output_lengths)
-        rate = self.state.add(distance.sum() * 100.0, reference_lengths.sum())
-        return NumericEntry(torch.nan_to_num(rate, nan=0.0), data.batch_size)
+        tokens = reference_lengths.sum()
+        rate = self.state.add(distance.sum() * 100.0, tokens)
+        return NumericEntry(torch.where(tokens > 0, rate, 0.0), data.batch_size)
 
 
 class CharErrorRate(_ErrorRate):
