@@ -11,7 +11,9 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from torchmetrics.text import BLEUScore, CharErrorRate as TmCer, ROUGEScore, WordErrorRate as TmWer
+from torchmetrics.text import BLEUScore, ROUGEScore
+from torchmetrics.text import CharErrorRate as TmCer
+from torchmetrics.text import WordErrorRate as TmWer
 
 from burnish.record import CompactRecorder
 from burnish.train import SequenceOutput
@@ -154,7 +156,7 @@ def _chars(seq: list[int]) -> str:
 
 def _close(actual: float, expected: float) -> bool:
     if math.isnan(expected) or math.isinf(expected):
-        return actual == expected or math.isnan(actual) and math.isnan(expected)
+        return actual == expected or (math.isnan(actual) and math.isnan(expected))
     return abs(actual - expected) <= 1e-6 * max(1.0, abs(expected))
 
 
