@@ -58,6 +58,7 @@ class _ErrorRate(StatefulNumeric):
 
     higher_is_better = False
     unit = "%"
+    _input: type[CerInput] = CerInput
     _lengths: Callable[[torch.Tensor, int | None], torch.Tensor]
 
     def __init__(self, pad_token: int | None = None) -> None:
@@ -73,7 +74,7 @@ class _ErrorRate(StatefulNumeric):
     def update(self, item: Any, metadata: MetricMetadata | None) -> NumericEntry:
         """Add a batch's edit distances; returns its error rate in percent (a device tensor,
         0 when its references are empty, as Burn)."""
-        data = adapt(item, self.input_type)
+        data: CerInput = adapt(item, self._input)
         check_tokens(type(self).__name__, data.outputs, data.targets)
         lengths = type(self)._lengths
         reference_lengths = lengths(data.targets, self.pad_token)
@@ -99,7 +100,7 @@ class CharErrorRate(_ErrorRate):
         50.0
     """
 
-    input_type = CerInput
+    input_type = _input = CerInput
     _lengths = staticmethod(length_without_pad)
 
     def __init__(self, pad_token: int | None = None) -> None:
@@ -114,7 +115,7 @@ class WordErrorRate(_ErrorRate):
         pad_token: a sequence ends at its first token equal to it.
     """
 
-    input_type = WerInput
+    input_type = _input = WerInput
     _lengths = staticmethod(length_before_pad)
 
     def __init__(self, pad_token: int | None = None) -> None:
