@@ -270,3 +270,16 @@ def test_any_scores_give_a_percentage_or_nan_for_a_nan_score(rows, reduction, cu
             assert not rows or bool(scores.isnan().any())
         else:
             assert 0.0 <= value <= 100.0
+
+
+def test_the_dashboard_value_is_recomputed_once_the_items_grew_by_a_tenth() -> None:
+    """`value()` runs at every render; sorting the whole epoch each time would grow with it."""
+    metric = AurocMetric.binary()
+    truth = torch.tensor([[1], [0]] * 50)
+    metric.update(ConfusionStatsInput(torch.rand(100, 1), truth), None)
+    first = metric.value()
+    metric.update(ConfusionStatsInput(torch.rand(2, 1), torch.tensor([[1], [0]])), None)
+    assert metric.value() is first  # 102 items: less than a tenth more
+    metric.update(ConfusionStatsInput(torch.rand(10, 1), truth[:10]), None)
+    assert metric.value() is not first  # 112 items
+    assert float(metric.value()) == float(metric.epoch_entry().value)

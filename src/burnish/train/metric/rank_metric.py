@@ -55,6 +55,8 @@ class RankMetric(Numeric):
         self.state = PredictionAccumulator()
         self.binary_column = False
         self.items = 0  # this rank's items this epoch (a host int)
+        self._shown: torch.Tensor | None = None  # `value()`'s last computation, and its items
+        self._shown_items = 0
 
     @classmethod
     def binary(cls: type[_R]) -> _R:
@@ -102,8 +104,13 @@ class RankMetric(Numeric):
         self.items += data.batch_size
 
     def value(self) -> torch.Tensor:
-        """This process's value over its items so far, in percent (NaN before any)."""
-        return self.compute(*self.state.tensors())
+        """This process's value over its items so far, in percent (NaN before any), for the
+        dashboard: recomputed once the items grew by a tenth since the last computation, so
+        showing it costs about ten epoch-end computations per epoch, not one per render."""
+        if self._shown is None or self.items > self._shown_items * 1.1:
+            self._shown = self.compute(*self.state.tensors())
+            self._shown_items = self.items
+        return self._shown
 
     def epoch_entry(self) -> NumericEntry:
         """The epoch's value over every rank's items and this rank's item count (a collective
@@ -132,6 +139,7 @@ class RankMetric(Numeric):
         """Free the epoch's scores."""
         self.state.reset()
         self.items = 0
+        self._shown = None
 
     def gather_for_record(self) -> None:
         """Collective before a checkpoint: rank 0's record gets every rank's items."""
@@ -145,6 +153,7 @@ class RankMetric(Numeric):
         """Restore `to_record()`; under ranks rank 0 takes every rank's items."""
         self.state.load_record(record, self.name)
         self.items = int(record.get("items", 0)) if len(self.state) else 0
+        self._shown = None
 
 
 def tie_groups(sorted_scores: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

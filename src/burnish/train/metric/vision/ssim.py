@@ -5,8 +5,9 @@ local means `mx`, `my`, variances `vx`, `vy` (clamped at 0) and covariance `cov`
 `C1 = (k1 · pixel_range)²`, `C2 = (k2 · pixel_range)²`. As Burn: a separable Gaussian window of
 `kernel_size` and `sigma`, zero padding of `kernel_size // 2` so the map has the image's size,
 and each image's SSIM the mean of its map over channels and pixels. The epoch value is the
-mean over every image of the epoch. torchmetrics pads by reflection and averages the map
-without its border: the two agree on the map away from the border, not on the mean.
+mean over every image of the epoch, computed in float64 (float32 on MPS). torchmetrics pads
+by reflection and averages the map without its border: the two agree on the map away from
+the border, not on the mean.
 """
 
 from __future__ import annotations
@@ -160,6 +161,8 @@ class SsimMetric(StatefulNumeric):
                 f"{kind}: the images ({height}x{width}) must be at least kernel_size={size} "
                 "high and wide. Use a smaller `with_kernel_size(...)` or larger images."
             )
+        # float64 (where the device has it): in float32 the variances' cancellation, clamped at
+        # 0, costs up to ~1e-4 (identical constant images score 0.9999)
         dtype = accumulate_dtype(data.outputs.device)
         values = ssim_map(data.outputs.to(dtype), data.targets.to(dtype), self.config)
         per_image = values.flatten(1).mean(dim=1)
