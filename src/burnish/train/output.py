@@ -141,8 +141,9 @@ class ClassificationOutput(_LossOutputTargets):
     Attributes:
         loss: the batch loss (0-dim).
         output: scores, shape `[batch_size, num_classes]`. A binary task either gives two
-            columns (accuracy, AUROC, `*.multiclass` metrics) or one column, the positive
-            class's probability (`PrecisionMetric.binary` & co.; accuracy refuses it).
+            columns (accuracy, `*.multiclass` metrics) or one column, the positive class's
+            probability (`PrecisionMetric.binary`, `AurocMetric.binary` & co.; accuracy
+            refuses it).
         targets: class indices, shape `[batch_size]`.
     """
 
