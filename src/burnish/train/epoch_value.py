@@ -14,7 +14,8 @@ ranks hold and derives the value from the sums:
   `value()`s weighted by the items each rank gave it (the counts of its entries). That is
   exact for a mean over items, and on one rank it is `value()` itself.
 
-`computed_per_epoch` metrics (`TorchMetric`, AUROC, AUC-PR) are not handled here: they reduce themselves.
+`computed_per_epoch` metrics (`TorchMetric`, AUROC, AUC-PR) are not handled here: they reduce
+themselves.
 """
 
 from __future__ import annotations
