@@ -32,6 +32,7 @@ PUBLIC = {
     "burnish.nn.loss": ["burnish.nn.loss"],
     "burnish.train": ["burnish.train"],
     "burnish.train.metric": ["burnish.train.metric"],
+    "burnish.train.metric.vision": ["burnish.train.metric.vision"],
     "burnish.train.logger": ["burnish.train.logger"],
     "burnish.train.checkpoint": ["burnish.train.checkpoint"],
     "burnish.train.renderer": ["burnish.train.renderer"],

@@ -10,7 +10,6 @@ import torch
 from burnish.train.metric import (
     AccuracyInput,
     AccuracyMetric,
-    AurocInput,
     ConfusionStatsInput,
     FBetaScoreMetric,
     HammingScore,
@@ -95,8 +94,10 @@ def test_sequence_output_flattens_tokens() -> None:
         float(token_accuracy)
     )
     assert PerplexityMetric().update(output, metadata()).count == 6
-    with pytest.raises(TypeError, match="`SequenceOutput` cannot be adapted to `AurocInput`"):
-        adapt(output, AurocInput)
+    with pytest.raises(
+        TypeError, match="`SequenceOutput` cannot be adapted to `ConfusionStatsInput`"
+    ):
+        adapt(output, ConfusionStatsInput)
 
 
 def test_train_output_carries_model_grads_and_item() -> None:

@@ -8,13 +8,14 @@ ranks hold and derives the value from the sums:
   with an entry per iteration): its `(state.sum, state.count)` — `sum` of any shape, e.g.
   precision's confusion counts — are summed over the ranks by `sum_over_ranks` and
   its `value()` is asked with the summed state — `sum / count` for a ratio of totals
-  (accuracy, loss, AUROC with undefined batches left out, ...), `exp(sum / count)` for
+  (accuracy, loss, CER, ...), `exp(sum / count)` for
   perplexity: exactly one process's value over all ranks' items.
 - Any other numeric metric (user-defined, `IterationSpeedMetric`, host gauges): the ranks'
   `value()`s weighted by the items each rank gave it (the counts of its entries). That is
   exact for a mean over items, and on one rank it is `value()` itself.
 
-`computed_per_epoch` metrics (`TorchMetric`) are not handled here: they reduce themselves.
+`computed_per_epoch` metrics (`TorchMetric`, AUROC, AUC-PR) are not handled here: they reduce
+themselves.
 """
 
 from __future__ import annotations

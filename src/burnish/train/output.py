@@ -6,12 +6,12 @@ an `AccuracyInput`, and every metric's `update` calls it (Burn's `Adaptor<Accura
 | output                           | feeds                                                    |
 |----------------------------------|----------------------------------------------------------|
 | `ClassificationOutput`           | loss, accuracy, top-k accuracy, precision/recall/F-beta, |
-|                                  | AUROC, perplexity, `TorchMetric`                         |
-| `MultiLabelClassificationOutput` | loss, Hamming score, precision/recall/F-beta,            |
-|                                  | `TorchMetric`                                            |
+|                                  | AUROC, AUC-PR, perplexity, `TorchMetric`                 |
+| `MultiLabelClassificationOutput` | loss, Hamming score, precision/recall/F-beta, AUROC,     |
+|                                  | AUC-PR, `TorchMetric`                                    |
 | `RegressionOutput`               | loss, `TorchMetric`                                      |
 | `SequenceOutput`                 | loss, accuracy, top-k accuracy, perplexity (per token),  |
-|                                  | `TorchMetric` (per token)                                |
+|                                  | CER, WER, BLEU, ROUGE-L, `TorchMetric` (per token)       |
 
 Your own output type works with any metric once it has an `adapt(input_type)` method that
 returns the metric's input (or `NotImplemented`), and a `batch_size`:
@@ -44,11 +44,13 @@ import torch
 from torch import nn
 
 from burnish.train.metric.accuracy import AccuracyInput, TopKAccuracyInput
-from burnish.train.metric.auroc import AurocInput
+from burnish.train.metric.bleu import BleuInput
 from burnish.train.metric.classification import ConfusionStatsInput
+from burnish.train.metric.error_rate import CerInput, WerInput
 from burnish.train.metric.hamming import HammingScoreInput
 from burnish.train.metric.loss import LossInput
 from burnish.train.metric.perplexity import PerplexityInput
+from burnish.train.metric.rouge import RougeLInput
 from burnish.train.metric.torchmetric import TorchMetricInput
 
 if TYPE_CHECKING:
@@ -65,7 +67,9 @@ __all__ = [
 Item = TypeVar("Item")
 
 # Inputs made of (scores [N, C], class indices [N]): built the same way from an output.
-_SCORES_AND_CLASSES = (AccuracyInput, TopKAccuracyInput, PerplexityInput, AurocInput)
+_SCORES_AND_CLASSES = (AccuracyInput, TopKAccuracyInput, PerplexityInput)
+# Inputs made of (predicted tokens [B, L], target tokens [B, L]).
+_TOKENS = (CerInput, WerInput, BleuInput, RougeLInput)
 
 
 @dataclasses.dataclass
@@ -137,13 +141,15 @@ class ClassificationOutput(_LossOutputTargets):
     Attributes:
         loss: the batch loss (0-dim).
         output: scores, shape `[batch_size, num_classes]`. A binary task either gives two
-            columns (accuracy, AUROC, `*.multiclass` metrics) or one column, the positive
-            class's probability (`PrecisionMetric.binary` & co.; accuracy refuses it).
+            columns (accuracy, `*.multiclass` metrics) or one column, the positive class's
+            probability (`PrecisionMetric.binary`, `AurocMetric.binary` & co.; accuracy
+            refuses it).
         targets: class indices, shape `[batch_size]`.
     """
 
     def adapt(self, input_type: type[Any]) -> Any:
-        """Loss, accuracy, top-k accuracy, AUROC, perplexity or confusion-stats input."""
+        """Loss, accuracy, top-k accuracy, perplexity or confusion-stats (precision, recall,
+        F-beta, AUROC, AUC-PR) input."""
         if input_type in _SCORES_AND_CLASSES:
             return input_type(self.output, self.targets)
         if input_type is ConfusionStatsInput:
@@ -187,7 +193,8 @@ class SequenceOutput:
     """Output of a sequence model, e.g. a language model (Burn: `SequenceOutput`).
 
     Token metrics (accuracy, top-k accuracy, perplexity) see the `batch_size * seq_len`
-    tokens as one flat batch; use their `pad_token` to skip padding.
+    tokens as one flat batch; use their `pad_token` to skip padding. Sequence metrics (CER,
+    WER, BLEU, ROUGE-L) compare `predicted_tokens()` with `targets`, sequence by sequence.
 
     Attributes:
         loss: the batch loss (0-dim).
@@ -220,9 +227,12 @@ class SequenceOutput:
         return self.logits.argmax(dim=-1)
 
     def adapt(self, input_type: type[Any]) -> Any:
-        """Loss input, or a per-token accuracy, top-k accuracy or perplexity input."""
+        """Loss input, a per-token accuracy, top-k accuracy or perplexity input, or the
+        predicted and target tokens for CER, WER, BLEU and ROUGE-L."""
         if input_type is LossInput:
             return LossInput(self.loss, self.batch_size)
+        if input_type in _TOKENS:
+            return input_type(self.predicted_tokens(), self.targets)
         if input_type in (AccuracyInput, TopKAccuracyInput, PerplexityInput, TorchMetricInput):
             vocab_size = self.logits.shape[-1]
             return input_type(self.logits.reshape(-1, vocab_size), self.targets.reshape(-1))

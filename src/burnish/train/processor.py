@@ -210,13 +210,19 @@ class MetricsProcessor:
         """Write every pending entry and flush the loggers (before a checkpoint).
 
         Under ranks (a collective) the metric states are also summed over the ranks, for
-        `to_record`: a resumed run must continue the epoch value of all ranks.
+        `to_record`: a resumed run must continue the epoch value of all ranks. A metric with a
+        `gather_for_record()` method (AUROC, AUC-PR: every score of the epoch) gathers the
+        ranks' items itself there.
         """
         for state in self.splits.values():
             self._drain(state, epoch, None)
             state.logger.flush()
             if self.reduce is not None:
                 state.global_totals = self._global_totals(state)
+                for metric in state.per_epoch:
+                    gather = getattr(metric, "gather_for_record", None)
+                    if callable(gather):
+                        gather()
 
     def to_record(self) -> dict[str, Any]:
         """The metrics' mid-epoch state; call `flush` first."""

@@ -27,6 +27,7 @@ from burnish.optim import SgdConfig  # noqa: E402
 from burnish.train import LearnerBuilder  # noqa: E402
 from burnish.train.metric import (  # noqa: E402
     AccuracyMetric,
+    AucPrMetric,
     AurocMetric,
     FBetaScoreMetric,
     HammingScore,
@@ -44,7 +45,7 @@ from tests.train.metric.replay import PAD, EpochValues, Replay, Replayer, epoch 
 
 
 def metrics() -> list[Numeric]:
-    """Every pooled metric once (AUROC is a mean of batch values: it depends on the batching)."""
+    """Every pooled metric once (AUROC and AUC-PR: every score of the epoch, all ranks')."""
     return [
         AccuracyMetric(pad_token=PAD),
         TopKAccuracyMetric(2),
@@ -55,7 +56,8 @@ def metrics() -> list[Numeric]:
         PrecisionMetric.multiclass(1, "macro"),
         RecallMetric.multiclass(2, "weighted"),
         FBetaScoreMetric.multiclass(2.0, 1, "micro"),
-        AurocMetric(),
+        AurocMetric.multiclass("macro"),
+        AucPrMetric.multiclass("micro"),
     ]
 
 

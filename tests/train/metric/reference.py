@@ -5,7 +5,7 @@ returns the value docs/metrics.md defines, computed by a reference implementatio
 epoch's items: scikit-learn's precision/recall/F-beta and ROC AUC, torchmetrics' accuracy and
 perplexity where they agree with the definition. Only the documented conventions are spelled
 out here: argmax's ranking of tied scores, classes that never occur left out of macro means,
-undefined batches of AUROC left out.
+undefined columns of AUROC and AUC-PR left out.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from sklearn import metrics as skm
 
 from burnish.train.metric import (
     AccuracyMetric,
+    AucPrMetric,
     AurocMetric,
     ClassReduction,
     FBetaScoreMetric,
@@ -106,20 +107,26 @@ def perplexity(batches: Sequence[Any], pad: int | None = None) -> float:
     return math.exp(float(nll) / int(keep.sum()))
 
 
-def auroc(batches: Sequence[Any]) -> float:
-    """Batch-size-weighted mean of scikit-learn's ROC AUC per batch, single-class batches out."""
-    total = weight = 0.0
-    for b in batches:
-        targets = b.targets.numpy()
-        # the softmax in the outputs' dtype, as the metric: float32 rounding makes its ties
-        scores = b.outputs.softmax(1)[:, 1].double().numpy()
-        if len(np.unique(targets == 1)) < 2:
-            continue
-        if np.isnan(scores).any():
-            return math.nan
-        total += 100.0 * skm.roc_auc_score(targets == 1, scores) * len(targets)
-        weight += len(targets)
-    return total / weight if weight else math.nan
+def rank_metric(batches: Sequence[Any], metric: AurocMetric | AucPrMetric) -> float:
+    """scikit-learn's ROC AUC or average precision of the epoch's items per column (One-vs-Rest),
+    undefined columns left out, 50 % when none is defined (Burn main)."""
+    score = skm.roc_auc_score if isinstance(metric, AurocMetric) else skm.average_precision_score
+    scores = torch.cat([b.predictions for b in batches]).double().numpy()
+    truth = torch.cat([b.targets for b in batches]).bool().numpy()
+    if np.isnan(scores).any():
+        return math.nan
+    reduction = ClassReduction(metric.class_reduction).value
+    if reduction == "micro":
+        scores, truth = scores.reshape(-1, 1), truth.reshape(-1, 1)
+    positives = truth.sum(0)
+    defined = positives > 0
+    if isinstance(metric, AurocMetric):
+        defined &= positives < len(truth)
+    if not defined.any():
+        return 50.0
+    values = np.array([score(truth[:, c], scores[:, c]) for c in np.flatnonzero(defined)])
+    weights = positives[defined] if reduction == "weighted" else np.ones(len(values))
+    return 100.0 * float((values * weights).sum() / weights.sum())
 
 
 def hamming(batches: Sequence[Any], threshold: float = 0.5, sigmoid: bool = False) -> float:
@@ -182,8 +189,8 @@ def of(metric: Numeric, batches: Sequence[Any]) -> float:
         return loss(batches)
     if isinstance(metric, PerplexityMetric):
         return perplexity(batches, metric.pad_token)
-    if isinstance(metric, AurocMetric):
-        return auroc(batches)
+    if isinstance(metric, (AurocMetric, AucPrMetric)):
+        return rank_metric(batches, metric)
     if isinstance(metric, HammingScore):
         return hamming(batches, metric.threshold, metric.sigmoid)
     if isinstance(metric, (PrecisionMetric, RecallMetric, FBetaScoreMetric)):

@@ -21,8 +21,6 @@ from burnish.train import TrainOutput
 from burnish.train.metric import (
     AccuracyInput,
     AccuracyMetric,
-    AurocInput,
-    AurocMetric,
     ConfusionStatsInput,
     FBetaScoreMetric,
     HammingScore,
@@ -63,8 +61,6 @@ class Replay:
             return input_type(self.scores, self.labels)
         if input_type is LossInput:
             return LossInput(F.cross_entropy(self.scores, self.labels, reduction="none"))
-        if input_type is AurocInput:
-            return AurocInput(self.scores[:, :2], (self.labels == 1).long())
         if input_type is HammingScoreInput:
             return HammingScoreInput(self.probabilities, self.truth.long())
         if input_type is ConfusionStatsInput:
@@ -238,7 +234,6 @@ METRICS: list[MetricCase] = [
     MetricCase("loss", LossMetric),
     MetricCase("perplexity", PerplexityMetric),
     MetricCase("perplexity-pad", lambda: PerplexityMetric(pad_token=PAD)),
-    MetricCase("auroc", AurocMetric),
     MetricCase("hamming", HammingScore),
     MetricCase("hamming@0.3", lambda: HammingScore(0.3)),
     MetricCase("hamming-sigmoid", lambda: HammingScore(0.5, sigmoid=True)),

@@ -4,8 +4,7 @@
 through tests/train/metric/ranks_run.py, alone and under `torchrun --nproc_per_node=2`: every
 pooled metric's epoch value, as the renderer and the metric store give it, equals the
 reference over the 37 items to 1e-6 on both — each item counted once, whichever rank had it.
-AUROC, a mean of batch values, is held to the reference only in one process (its batches
-depend on the world size; docs/metrics.md).
+AUROC and AUC-PR, computed once per epoch over every rank's scores, too.
 """
 
 from __future__ import annotations
@@ -18,8 +17,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from burnish.train.metric import AurocMetric
 
 from tests.train.metric import reference
 from tests.train.metric.ranks_run import items, metrics
@@ -44,7 +41,7 @@ def _run(tmp_path: Path, nproc: int) -> dict[str, dict[str, float]]:
     return json.loads(out.read_text())
 
 
-def _expected(one_process: bool) -> dict[str, float]:
+def _expected() -> dict[str, float]:
     """The reference over the items, batched as one process batches them."""
     data = items(ITEMS)
     batches = [
@@ -53,8 +50,6 @@ def _expected(one_process: bool) -> dict[str, float]:
     ]
     values = {}
     for metric in metrics():
-        if isinstance(metric, AurocMetric) and not one_process:
-            continue
         values[metric.name] = reference.of(metric, [b.adapt(metric.input_type) for b in batches])
     return values
 
@@ -64,7 +59,7 @@ def test_epoch_values_count_each_item_once_on_any_number_of_ranks(tmp_path, npro
     shown = _run(tmp_path, nproc)
     wrong = [
         (reader, name, values.get(name), expected)
-        for name, expected in _expected(one_process=nproc == 1).items()
+        for name, expected in _expected().items()
         for reader, values in shown.items()
         if values.get(name) is None or not close(values[name], expected)
     ]

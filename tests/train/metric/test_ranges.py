@@ -19,7 +19,6 @@ from hypothesis.extra import numpy as hnp
 
 from burnish.train.metric import (
     AccuracyMetric,
-    AurocMetric,
     FBetaScoreMetric,
     HammingScore,
     LossMetric,
@@ -98,9 +97,6 @@ def _nan_allowed(metric, inputs) -> bool:
         rows = [d.outputs if k is None else d.outputs[k] for d, k in zip(inputs, keep)]
         nan_rows = [(r.isnan() | (r == math.inf)).any(1) | (r == -math.inf).all(1) for r in rows]
         return any(bool(n.any()) for n in nan_rows)  # log-softmax of such a row is NaN
-    if isinstance(metric, AurocMetric):
-        defined = [d for d in inputs if len(set((d.targets == 1).tolist())) == 2]
-        return not defined or _non_finite(d.outputs.softmax(1) for d in defined)
     assert isinstance(metric, (PrecisionMetric, RecallMetric, FBetaScoreMetric))
     return math.isnan(reference.of(metric, inputs))  # nothing occurs (weighted: no positive)
 

@@ -75,8 +75,8 @@ class MetricAggregate:
 class EntryStats:
     """Running statistics of a metric's logged entries over an epoch (no per-value storage).
 
-    A NaN entry (an undefined batch, e.g. AUROC of one class) counts as a line only: the mean,
-    min and max are those of the defined entries.
+    A NaN entry (an undefined batch, e.g. perplexity of padding only) counts as a line only: the
+    mean, min and max are those of the defined entries.
 
     Attributes:
         total: `sum(value * count)` over the non-NaN entries.

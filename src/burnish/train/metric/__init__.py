@@ -17,7 +17,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name is imported o
         TopKAccuracyInput,
         TopKAccuracyMetric,
     )
-    from burnish.train.metric.auroc import AurocInput, AurocMetric
+    from burnish.train.metric.auc_pr import AucPrMetric
+    from burnish.train.metric.auroc import AurocMetric
     from burnish.train.metric.base import (
         Adaptor,
         Metric,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name is imported o
         adapt,
         format_float,
     )
+    from burnish.train.metric.bleu import BleuInput, BleuScore, BleuSmoothing
     from burnish.train.metric.classification import (
         ClassReduction,
         ConfusionStatsInput,
@@ -36,24 +38,55 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name is imported o
         PrecisionMetric,
         RecallMetric,
     )
+    from burnish.train.metric.error_rate import CerInput, CharErrorRate, WerInput, WordErrorRate
     from burnish.train.metric.hamming import HammingScore, HammingScoreInput
     from burnish.train.metric.learning_rate import LearningRateMetric
     from burnish.train.metric.loss import LossInput, LossMetric
     from burnish.train.metric.perplexity import PerplexityInput, PerplexityMetric
+    from burnish.train.metric.rouge import RougeLInput, RougeLScore
     from burnish.train.metric.skipped_steps import SkippedStepsMetric
     from burnish.train.metric.speed import IterationSpeedMetric
     from burnish.train.metric.state import NumericMetricState, StatefulNumeric
     from burnish.train.metric.system import CpuMemory, CpuUse, CudaMetric
     from burnish.train.metric.throughput import ThroughputMetric
     from burnish.train.metric.torchmetric import TorchMetric, TorchMetricInput
+    from burnish.train.metric.vision import (
+        DiceInput,
+        DiceMetric,
+        DiceMetricConfig,
+        PsnrInput,
+        PsnrMetric,
+        PsnrMetricConfig,
+        SsimInput,
+        SsimMetric,
+        SsimMetricConfig,
+    )
 
 # name -> defining module, imported on first access (PEP 562): reading logs needs no torch.
 _LAZY = {
     "AccuracyInput": "burnish.train.metric.accuracy",
     "AccuracyMetric": "burnish.train.metric.accuracy",
     "Adaptor": "burnish.train.metric.base",
-    "AurocInput": "burnish.train.metric.auroc",
+    "AucPrMetric": "burnish.train.metric.auc_pr",
     "AurocMetric": "burnish.train.metric.auroc",
+    "BleuInput": "burnish.train.metric.bleu",
+    "BleuScore": "burnish.train.metric.bleu",
+    "BleuSmoothing": "burnish.train.metric.bleu",
+    "CerInput": "burnish.train.metric.error_rate",
+    "CharErrorRate": "burnish.train.metric.error_rate",
+    "DiceInput": "burnish.train.metric.vision",
+    "DiceMetric": "burnish.train.metric.vision",
+    "DiceMetricConfig": "burnish.train.metric.vision",
+    "PsnrInput": "burnish.train.metric.vision",
+    "PsnrMetric": "burnish.train.metric.vision",
+    "PsnrMetricConfig": "burnish.train.metric.vision",
+    "RougeLInput": "burnish.train.metric.rouge",
+    "RougeLScore": "burnish.train.metric.rouge",
+    "SsimInput": "burnish.train.metric.vision",
+    "SsimMetric": "burnish.train.metric.vision",
+    "SsimMetricConfig": "burnish.train.metric.vision",
+    "WerInput": "burnish.train.metric.error_rate",
+    "WordErrorRate": "burnish.train.metric.error_rate",
     "ClassReduction": "burnish.train.metric.classification",
     "ConfusionStatsInput": "burnish.train.metric.classification",
     "CpuMemory": "burnish.train.metric.system",
@@ -103,20 +136,32 @@ __all__ = [
     "format_float",
     # inputs
     "AccuracyInput",
-    "AurocInput",
+    "BleuInput",
+    "CerInput",
     "ConfusionStatsInput",
+    "DiceInput",
     "HammingScoreInput",
     "LossInput",
     "PerplexityInput",
+    "PsnrInput",
+    "RougeLInput",
+    "SsimInput",
     "TopKAccuracyInput",
     "TorchMetricInput",
+    "WerInput",
     # metrics
     "AccuracyMetric",
+    "AucPrMetric",
     "AurocMetric",
+    "BleuScore",
+    "BleuSmoothing",
+    "CharErrorRate",
     "ClassReduction",
     "CpuMemory",
     "CpuUse",
     "CudaMetric",
+    "DiceMetric",
+    "DiceMetricConfig",
     "FBetaScoreMetric",
     "HammingScore",
     "IterationSpeedMetric",
@@ -124,11 +169,17 @@ __all__ = [
     "LossMetric",
     "PerplexityMetric",
     "PrecisionMetric",
+    "PsnrMetric",
+    "PsnrMetricConfig",
     "RecallMetric",
+    "RougeLScore",
+    "SsimMetric",
+    "SsimMetricConfig",
     "ThroughputMetric",
     "SkippedStepsMetric",
     "TopKAccuracyMetric",
     "TorchMetric",
+    "WordErrorRate",
 ]
 
 

@@ -223,7 +223,8 @@ class _ConfusionMetric(StatefulNumeric):
             weight = pos
         else:  # a class counts once it occurs: predicted or a target (tp + fp + fn > 0)
             weight = (predicted_pos + pos - true_pos > 0).to(ratio.dtype)
-        return (ratio * weight).sum() * 100.0 / weight.sum()
+        # A mean of ratios in [0, 1]; clamped against the last ulp of rounding (100.00000000000001)
+        return ((ratio * weight).sum() * 100.0 / weight.sum()).clamp(0.0, 100.0)
 
     @torch.no_grad()
     def update(self, item: Any, metadata: MetricMetadata) -> NumericEntry:

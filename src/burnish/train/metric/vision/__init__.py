@@ -1,0 +1,19 @@
+"""Vision metrics (Burn main's `burn::train::metric::vision`): PSNR, SSIM, Dice."""
+
+from __future__ import annotations
+
+from burnish.train.metric.vision.dice import DiceInput, DiceMetric, DiceMetricConfig
+from burnish.train.metric.vision.psnr import PsnrInput, PsnrMetric, PsnrMetricConfig
+from burnish.train.metric.vision.ssim import SsimInput, SsimMetric, SsimMetricConfig
+
+__all__ = [
+    "DiceInput",
+    "DiceMetric",
+    "DiceMetricConfig",
+    "PsnrInput",
+    "PsnrMetric",
+    "PsnrMetricConfig",
+    "SsimInput",
+    "SsimMetric",
+    "SsimMetricConfig",
+]
