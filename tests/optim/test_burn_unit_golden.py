@@ -8,7 +8,13 @@ import torch
 from torch import nn
 
 import burnish as bn
-from burnish.optim import AdamConfig, AdamWConfig, GradientsParams, WeightDecayConfig
+from burnish.optim import (
+    AdamConfig,
+    AdamWConfig,
+    AdanConfig,
+    GradientsParams,
+    WeightDecayConfig,
+)
 
 from tests.golden import burn_unit_tests as burn
 from tests.helpers import assert_close
@@ -104,3 +110,19 @@ def test_adamw_cautious_weight_decay_equals_burns_formula(cautious):
     assert_close([linear.weight.detach(), linear.bias.detach()], expected, atol=1e-12, rtol=0)
     plain = _cautious_adamw_formula(burn.WEIGHT, burn.BIAS, inputs, 0.01, 0.5, not cautious)
     assert (plain[0] - expected[0]).abs().max() > 1e-4  # the mask was active
+
+
+def test_adan_with_numbers():
+    config = AdanConfig(beta_1=0.98, beta_2=0.92, beta_3=0.99, epsilon=1e-8, weight_decay=0.02)
+    optim = config.init()
+    linear = _step(optim, BurnLinear(burn.WEIGHT, burn.BIAS), burn.X_1)
+    linear = _step(optim, linear, burn.X_2)
+    _assert_layer(linear, burn.ADAN, atol=1e-5)
+
+
+def test_adan_no_nan_on_a_repeated_input():
+    """adan.rs `test_adan_optimizer_no_nan`: the same input twice (a zero gradient difference)."""
+    optim = AdanConfig(epsilon=1e-8, weight_decay=0.02).init()
+    linear = _step(optim, BurnLinear(burn.WEIGHT, burn.BIAS), burn.X_2)
+    linear = _step(optim, linear, burn.X_2)
+    assert torch.isfinite(linear.weight).all()

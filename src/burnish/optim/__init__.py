@@ -8,6 +8,7 @@ model = optim.step(lr, model, grads)
 from burnish.optim.adagrad import AdaGrad, AdaGradConfig
 from burnish.optim.adam import Adam, AdamConfig
 from burnish.optim.adamw import AdamW, AdamWConfig
+from burnish.optim.adan import Adan, AdanConfig
 from burnish.optim.base import Optimizer
 from burnish.optim.clipping import GradientClippingConfig
 from burnish.optim.decay import WeightDecayConfig
@@ -27,6 +28,8 @@ __all__ = [
     "AdamConfig",
     "AdamW",
     "AdamWConfig",
+    "Adan",
+    "AdanConfig",
     "GradScaler",
     "GradientClippingConfig",
     "Gradients",
