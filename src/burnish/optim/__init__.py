@@ -15,7 +15,9 @@ from burnish.optim.decay import WeightDecayConfig
 from burnish.optim.grad_accum import GradientsAccumulator
 from burnish.optim.grad_scaler import GradScaler
 from burnish.optim.grads import Gradients, backward, grad
+from burnish.optim.lbfgs import LBFGS, LBFGSConfig, LineSearchFn
 from burnish.optim.momentum import MomentumConfig
+from burnish.optim.muon import AdjustLrFn, Muon, MuonConfig
 from burnish.optim.non_finite import NonFiniteGuard
 from burnish.optim.params import GradientsParams, ParamId
 from burnish.optim.rmsprop import RmsProp, RmsPropConfig
@@ -30,12 +32,18 @@ __all__ = [
     "AdamWConfig",
     "Adan",
     "AdanConfig",
+    "AdjustLrFn",
     "GradScaler",
     "GradientClippingConfig",
     "Gradients",
     "GradientsAccumulator",
     "GradientsParams",
+    "LBFGS",
+    "LBFGSConfig",
+    "LineSearchFn",
     "MomentumConfig",
+    "Muon",
+    "MuonConfig",
     "NonFiniteGuard",
     "Optimizer",
     "ParamId",
