@@ -219,19 +219,23 @@ class LBFGS:
             history_y.append(y)
 
     def _direction(self, flat_grad: Tensor) -> Tensor:
-        """`-H g`: the two-loop recursion over the history, `H0 = (y . s) / (y . y)`."""
+        """`-H g`: the two-loop recursion over the history, `H0 = (y . s) / (y . y)`.
+
+        The coefficients are read back as floats and applied with `add(..., alpha=)`, the
+        rounding of `torch.optim.LBFGS` (L-BFGS amplifies any difference over iterations).
+        """
         history_s, history_y = self._state["history_s"], self._state["history_y"]
         q = -flat_grad
         if not history_s:
             return q
         rhos = [y.dot(s).reciprocal() for s, y in zip(history_s, history_y)]
-        alphas: list[Tensor] = [q] * len(history_s)
+        alphas: list[float] = [0.0] * len(history_s)
         for i in reversed(range(len(history_s))):  # over the history, not the parameters
-            alphas[i] = rhos[i] * history_s[i].dot(q)
-            q = q - history_y[i] * alphas[i]
+            alphas[i] = float(history_s[i].dot(q) * rhos[i])
+            q = q.add(history_y[i], alpha=-alphas[i])
         r = q * (history_y[-1].dot(history_s[-1]) / history_y[-1].dot(history_y[-1]))
         for s, y, rho, alpha in zip(history_s, history_y, rhos, alphas):
-            r = r + s * (alpha - rho * y.dot(r))
+            r = r.add(s, alpha=alpha - float(y.dot(r) * rho))
         return r
 
     def _evaluate(self, closure: Closure, model: Any, params: list[Tensor]) -> tuple[float, Tensor]:
