@@ -12,9 +12,14 @@ from burnish.optim import (
     AdamConfig,
     AdamWConfig,
     AdanConfig,
+    AdjustLrFn,
     GradientsParams,
+    LBFGSConfig,
+    LineSearchFn,
+    MuonConfig,
     WeightDecayConfig,
 )
+from burnish.optim.line_search import cubic_interpolate, strong_wolfe
 
 from tests.golden import burn_unit_tests as burn
 from tests.helpers import assert_close
@@ -126,3 +131,129 @@ def test_adan_no_nan_on_a_repeated_input():
     linear = _step(optim, BurnLinear(burn.WEIGHT, burn.BIAS), burn.X_2)
     linear = _step(optim, linear, burn.X_2)
     assert torch.isfinite(linear.weight).all()
+
+
+# -- Muon ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("adjust", "cases"),
+    [
+        (AdjustLrFn.Original, burn.MUON_ADJUST_ORIGINAL),
+        (AdjustLrFn.MatchRmsAdamW, burn.MUON_ADJUST_MATCH_RMS_ADAMW),
+    ],
+)
+def test_muon_adjust_lr_fn(adjust, cases):
+    for shape, ratio in cases:
+        assert adjust.adjustment_ratio(shape) == pytest.approx(ratio, abs=1e-8)
+    assert adjust.adjustment_ratio([512]) == 1.0  # below two dimensions: unchanged
+
+
+def _orthogonalize(matrix):
+    return MuonConfig().init()._newton_schulz(torch.tensor([matrix], dtype=F32))[0]
+
+
+def test_muon_newton_schulz_orthogonalization():
+    orthogonal = _orthogonalize(burn.MUON_NS_MATRIX)
+    product = orthogonal @ orthogonal.T
+    assert abs(product[0, 0] - 1.0) < 0.1 and abs(product[1, 1] - 1.0) < 0.1
+
+
+def test_muon_tall_matrix_is_transposed_and_back():
+    tall = torch.tensor(burn.MUON_TALL)
+    orthogonal = _orthogonalize(burn.MUON_TALL)
+    assert orthogonal.shape == (8, 4) and not torch.equal(orthogonal, tall)
+    # Transposed inside: the columns (the short side) come out near-orthonormal.
+    assert_close(orthogonal.T @ orthogonal, torch.eye(4), atol=0.35, rtol=0)
+    wide = _orthogonalize(torch.tensor(burn.MUON_TALL).T.tolist())
+    assert wide.shape == (4, 8)
+    assert_close(wide, orthogonal.T, atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("penalty", [None, 0.01])
+def test_muon_zero_gradient(penalty):
+    """muon.rs `test_zero_gradient`: no NaN; unchanged, or shrunk by the decay alone."""
+    decay = None if penalty is None else WeightDecayConfig(penalty)
+    optim = MuonConfig(weight_decay=decay).init()
+    linear = BurnLinear(burn.MUON_SQUARE, None)
+    grads = GradientsParams()
+    grads.register(linear.weight, torch.zeros(4, 4), name="weight")
+    linear = optim.step(0.01, linear, grads)
+    before = torch.tensor(burn.MUON_SQUARE)
+    assert torch.isfinite(linear.weight).all()
+    if penalty is None:
+        assert_close(linear.weight.detach(), before, atol=1e-6, rtol=0)
+    else:
+        assert_close(linear.weight.detach(), before * (1 - 0.01 * penalty), atol=1e-7, rtol=0)
+
+
+def test_muon_with_weight_decay_reduces_the_weights():
+    """muon.rs `test_muon_with_weight_decay`."""
+    linear = BurnLinear([[1.0] * 4] * 4, None)
+    optim = MuonConfig(weight_decay=WeightDecayConfig(0.01)).init()
+    linear = _step(optim, linear, [[0.5] * 4] * 2)
+    assert (linear.weight < 1.0).all()
+
+
+def test_muon_refuses_a_parameter_that_is_not_a_matrix():
+    """muon.rs `test_1d_tensor_panics`: burnish raises, naming the parameter and the fix."""
+    linear = BurnLinear(burn.WEIGHT, burn.BIAS)
+    loss = linear(torch.tensor(burn.X_1)).sum()
+    grads = GradientsParams.from_grads(bn.backward(loss), linear)
+    with pytest.raises(ValueError, match=r"matrices only.*'bias' with shape \[6\].*AdamW"):
+        MuonConfig().init().step(0.01, linear, grads)
+
+
+# -- L-BFGS ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "bounds", "expected"), burn.CUBIC_INTERPOLATE)
+def test_cubic_interpolate(args, bounds, expected):
+    assert cubic_interpolate(*args, bounds) == pytest.approx(expected, abs=1e-8)
+
+
+def test_strong_wolfe_direct_comparison():
+    """lbfgs.rs `test_strong_wolfe_direct_comparison`, in float32 as Burn's tensors are."""
+    golden = burn.STRONG_WOLFE
+
+    def objective(x, t, d):
+        x = x + d * t
+        x2 = x * x
+        return float((x2 * x2 - x2 * 2.0 + x).sum()), x2 * x * 4.0 - x * 4.0 + 1.0
+
+    x, d = torch.tensor([golden["x"]]), torch.tensor([golden["d"]])
+    f, g = objective(x, 0.0, d)
+    gtd = float(g.dot(d))
+    assert f == pytest.approx(golden["f_init"], abs=1e-6)
+    assert gtd == pytest.approx(golden["gtd_init"], abs=1e-6)
+    f_final, g_final, t_final, evals = strong_wolfe(objective, x, golden["t"], d, f, g, gtd,
+                                                    1e-4, 0.9, 1e-9, 10)  # fmt: skip
+    assert f_final == pytest.approx(golden["f_final"], abs=1e-6)
+    assert float(g_final) == pytest.approx(golden["g_final"], abs=1e-5)
+    assert t_final == pytest.approx(golden["t_final"], abs=1e-6)
+    assert evals == golden["evals"]
+
+
+@pytest.mark.parametrize(
+    ("line_search", "expected"),
+    [(LineSearchFn.StrongWolfe, burn.LBFGS_STRONG_WOLFE), (None, burn.LBFGS_NO_LINE_SEARCH)],
+    ids=["strong-wolfe", "no-line-search"],
+)
+def test_lbfgs_one_step(line_search, expected):
+    """lbfgs.rs `test_lbfgs_(no_)strong_wolfe_comparison` (float32, as Burn's tensors)."""
+    linear = nn.Linear(1, 1)
+    with torch.no_grad():
+        linear.weight.fill_(0.5)
+        linear.bias.fill_(0.1)
+    x, y = torch.tensor(burn.LBFGS_X), torch.tensor(burn.LBFGS_Y)
+
+    def closure(model):
+        loss = ((model(x) - y) ** 2).sum()  # Burn's MseLoss with Reduction::Sum
+        return loss, GradientsParams.from_grads(bn.backward(loss), model)
+
+    assert float(closure(linear)[0].detach()) == pytest.approx(burn.LBFGS_INITIAL_LOSS, abs=1e-5)
+    optim = LBFGSConfig(line_search_fn=line_search).init()
+    linear, loss = optim.step(0.001, linear, closure)
+    assert loss == pytest.approx(expected["loss"], abs=1e-5)
+    assert float(linear.weight) == pytest.approx(expected["weight"], abs=1e-5)
+    assert float(linear.bias) == pytest.approx(expected["bias"], abs=1e-5)
