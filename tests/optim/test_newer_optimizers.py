@@ -53,7 +53,10 @@ class Matrices(nn.Module):
 def _batches(count: int, dtype=F64):
     gen = torch.Generator().manual_seed(11)
     return [
-        (torch.randn(6, 5, generator=gen, dtype=dtype), torch.randn(6, 5, generator=gen, dtype=dtype))
+        (
+            torch.randn(6, 5, generator=gen, dtype=dtype),
+            torch.randn(6, 5, generator=gen, dtype=dtype),
+        )
         for _ in range(count)
     ]
 

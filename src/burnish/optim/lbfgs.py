@@ -6,7 +6,7 @@ import enum
 from collections.abc import Callable
 from itertools import compress
 from operator import attrgetter
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import torch
 from torch import Tensor, nn
@@ -296,7 +296,7 @@ class LBFGS:
                 f"This L-BFGS record lacks {sorted(missing)}: it was not made by "
                 "LBFGS.to_record(), or is damaged."
             )
-        self._state = _copy(state)
+        self._state = _copy(cast("dict[str, Any]", state))
         return self
 
     def __repr__(self) -> str:

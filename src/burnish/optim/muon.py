@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import enum
 import math
-from operator import attrgetter, is_, itemgetter
 from functools import partial
+from operator import attrgetter, is_
 from typing import Any
 
 import torch
@@ -21,6 +21,7 @@ __all__ = ["AdjustLrFn", "Muon", "MuonConfig"]
 
 _GROUP_KEY = attrgetter("shape", "dtype", "device")
 _is_none = partial(is_, None)
+_MAX_GROUPINGS = 64  # cached (shape, dtype, device) layouts of the parameter lists stepped
 
 
 class AdjustLrFn(enum.Enum):
@@ -193,11 +194,13 @@ class Muon(Optimizer):
         key = tuple(map(_GROUP_KEY, params))
         cached = self._groups.get(key)
         if cached is None:
+            if len(self._groups) >= _MAX_GROUPINGS:  # e.g. ever-changing gradient subsets
+                self._groups.clear()
             members: dict[tuple, list[int]] = {}
             for index, group_key in enumerate(key):
                 members.setdefault(group_key, []).append(index)
             indices = [i for group in members.values() for i in group]
-            getter = itemgetter(*indices) if len(indices) > 1 else _one(indices[0])
+            getter = partial(_pick, indices)
             adjust = self.config.adjust_lr_fn
             groups = [(len(g), adjust.adjustment_ratio(k[0])) for k, g in members.items()]
             cached = self._groups[key] = (getter, groups)
@@ -217,8 +220,6 @@ class Muon(Optimizer):
         return x.mT if tall else x
 
 
-def _one(index: int) -> Any:
-    def getter(items: list[Tensor]) -> tuple[Tensor]:
-        return (items[index],)
-
-    return getter
+def _pick(indices: list[int], items: list[Tensor]) -> list[Tensor]:
+    """`[items[i] for i in indices]`, without a Python frame per item."""
+    return list(map(items.__getitem__, indices))
