@@ -255,5 +255,5 @@ def test_lbfgs_one_step(line_search, expected):
     optim = LBFGSConfig(line_search_fn=line_search).init()
     linear, loss = optim.step(0.001, linear, closure)
     assert loss == pytest.approx(expected["loss"], abs=1e-5)
-    assert float(linear.weight) == pytest.approx(expected["weight"], abs=1e-5)
-    assert float(linear.bias) == pytest.approx(expected["bias"], abs=1e-5)
+    assert linear.weight.item() == pytest.approx(expected["weight"], abs=1e-5)
+    assert linear.bias.item() == pytest.approx(expected["bias"], abs=1e-5)
