@@ -11,6 +11,8 @@ import math
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torch import nn
 
 import burnish as bn
@@ -28,6 +30,7 @@ from burnish.optim import (
     MuonConfig,
     WeightDecayConfig,
 )
+from burnish.optim.line_search import cubic_interpolate
 from burnish.record import DoublePrecisionSettings, NamedMpkFileRecorder
 
 from tests.helpers import assert_close
@@ -387,3 +390,27 @@ def test_newer_configs_round_trip_through_json(tmp_path):
     assert '"adjust_lr_fn": "MatchRmsAdamW"' in str(configs[0])
     assert MuonConfig().momentum == MomentumConfig(0.95, 0.0, nesterov=True)  # Burn's default
     assert LBFGSConfig().init().max_eval == 25
+
+
+finite = st.floats(-1e6, 1e6, allow_nan=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(finite, finite, finite, finite, finite, finite, finite, st.floats(0, 1e6))
+def test_cubic_interpolate_stays_in_its_bounds(x1, f1, g1, x2, f2, g2, low, width):
+    """Equal points, flat slopes and huge values never raise; the result is in the bounds."""
+    for result in (
+        cubic_interpolate(x1, f1, g1, x2, f2, g2, (low, low + width)),
+        cubic_interpolate(x1, f1, g1, x1, f2, g2, (low, low + width)),
+        cubic_interpolate(x1, f1, g1, x2, f2, g1),
+    ):
+        assert not math.isnan(result)
+    assert low <= cubic_interpolate(x1, f1, g1, x2, f2, g2, (low, low + width)) <= low + width
+
+
+def test_lbfgs_strong_wolfe_with_a_zero_learning_rate_moves_nothing():
+    model, batch = Matrices(), _batches(1)[0]
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    optim = LBFGSConfig(line_search_fn=LineSearchFn.StrongWolfe).init()
+    model, _ = optim.step(0.0, model, _lbfgs_closure(batch))
+    assert_close(dict(model.named_parameters()), before, atol=0, rtol=0)

@@ -34,16 +34,38 @@ def cubic_interpolate(
     bounds when the cubic has no real minimiser.
     """
     low, high = bounds if bounds is not None else (min(x1, x2), max(x1, x2))
-    d1 = g1 + g2 - 3.0 * (f1 - f2) / (x1 - x2)
+    d1 = g1 + g2 - _divide(3.0 * (f1 - f2), x1 - x2)
     d2_square = d1 * d1 - g1 * g2
-    if d2_square < 0.0:
+    if not d2_square >= 0.0:  # no real minimiser (or NaN): the middle, as Burn
         return (low + high) / 2.0
     d2 = math.sqrt(d2_square)
     if x1 <= x2:
-        position = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2.0 * d2))
+        position = x2 - (x2 - x1) * _divide(g2 + d2 - d1, g2 - g1 + 2.0 * d2)
     else:
-        position = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2.0 * d2))
-    return min(max(position, low), high)
+        position = x1 - (x1 - x2) * _divide(g1 + d2 - d1, g1 - g2 + 2.0 * d2)
+    return _min(_max(position, low), high)
+
+
+def _divide(a: float, b: float) -> float:
+    """IEEE division (inf or NaN where b is 0), as Rust's and torch's floats divide."""
+    try:
+        return a / b
+    except ZeroDivisionError:
+        return (
+            math.nan
+            if a == 0.0 or math.isnan(a)
+            else math.copysign(math.inf, a) * (math.copysign(1.0, b))
+        )
+
+
+def _max(a: float, b: float) -> float:
+    """Rust's `f64::max`: the other number when one is NaN."""
+    return b if math.isnan(a) else a if math.isnan(b) else max(a, b)
+
+
+def _min(a: float, b: float) -> float:
+    """Rust's `f64::min`: the other number when one is NaN."""
+    return b if math.isnan(a) else a if math.isnan(b) else min(a, b)
 
 
 @dataclass
