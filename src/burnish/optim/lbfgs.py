@@ -121,7 +121,8 @@ class LBFGS:
             raise TypeError(
                 "LBFGS.step takes a closure, `closure(model) -> loss`, because it evaluates "
                 f"the loss several times per step. Received: {type(closure).__name__}. "
-                "Pass e.g. `lambda m: loss_fn(m(inputs), targets)`."
+                "Pass e.g. `lambda m: loss_fn(m(inputs), targets)`; L-BFGS cannot be the "
+                "Learner's optimizer (the Learner passes gradients): use it in a custom loop."
             )
         params = _trainable(model)
         loss, flat_grad = self._evaluate(closure, model, params)
