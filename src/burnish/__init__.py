@@ -32,12 +32,16 @@ _LAZY = {
     "device": "burnish.backend",
     "seed": "burnish.backend",
     "Module": "burnish.module",
+    "checkpoint_blocks": "burnish.gradient_checkpointing",
+    "checkpointed_blocks": "burnish.gradient_checkpointing",
     "valid": "burnish.module",
     "num_params": "burnish.module",
     "save_file": "burnish.module",
     "load_file": "burnish.module",
     "into_record": "burnish.module",
     "load_record": "burnish.module",
+    "save_into": "burnish.module",
+    "load_from": "burnish.module",
     "backward": "burnish.optim.grads",
     "grad": "burnish.optim.grads",
     "Gradients": "burnish.optim.grads",
@@ -61,28 +65,35 @@ __all__ = [
     "RunLockedError",
     "__version__",
     "backward",
+    "checkpoint_blocks",
+    "checkpointed_blocks",
     "config",
     "device",
     "grad",
     "into_record",
     "load_file",
+    "load_from",
     "load_record",
     "model_summary",
     "num_params",
     "save_file",
+    "save_into",
     "seed",
     "valid",
 ]
 
 if TYPE_CHECKING:
     from burnish.backend import device, seed
+    from burnish.gradient_checkpointing import checkpoint_blocks, checkpointed_blocks
     from burnish.module import (
         Module,
         into_record,
         load_file,
+        load_from,
         load_record,
         num_params,
         save_file,
+        save_into,
         valid,
     )
     from burnish.module_summary import ModelSummary, model_summary

@@ -31,6 +31,7 @@ from torch import nn
 from burnish.backend import device as parse_device
 from burnish.errors import RecordError
 from burnish.record.base import FileRecorder
+from burnish.record.store import ApplyResult, ModuleStore, load_from, save_into
 from burnish.record.tree import flatten
 
 __all__ = [
@@ -38,9 +39,11 @@ __all__ = [
     "fork",
     "into_record",
     "load_file",
+    "load_from",
     "load_record",
     "num_params",
     "save_file",
+    "save_into",
     "to_device",
     "valid",
 ]
@@ -307,3 +310,18 @@ class Module(nn.Module):
     ) -> M:
         """Load a file saved by `save_file` into this module; returns self."""
         return load_file(self, path, recorder, device, strict=strict)
+
+    def save_into(self, store: ModuleStore) -> None:
+        """Save into a store (`BurnpackStore`, `SafetensorsStore`): see `burnish.save_into`."""
+        save_into(self, store)
+
+    def load_from(self, store: ModuleStore) -> ApplyResult:
+        """Load from a store in place; returns what was applied: see `burnish.load_from`."""
+        return load_from(self, store)
+
+    def checkpoint_blocks(self, blocks: Any = None, *, enabled: bool = True) -> list[str]:
+        """Checkpoint this module's blocks (activations recomputed in the backward pass);
+        returns their names. See `burnish.checkpoint_blocks`."""
+        from burnish.gradient_checkpointing import checkpoint_blocks
+
+        return checkpoint_blocks(self, blocks, enabled=enabled)

@@ -79,7 +79,14 @@ def test_every_public_subpackage_is_listed() -> None:
             continue
         if info.name.startswith("burnish.train.renderer.tui"):
             continue  # internal: the dashboard is `TuiMetricsRenderer` of its parent
-        if info.name.startswith(("burnish.record.formats", "burnish.data.dataset.transform")):
+        if info.name.startswith(
+            (
+                "burnish.record.formats",
+                "burnish.record.store",
+                "burnish.data.dataset.transform",
+                "burnish.data.dataset.sqlite",
+            )
+        ):
             continue  # implementation packages, re-exported by their parents
         names.add(info.name)
     assert names <= set(PUBLIC), (

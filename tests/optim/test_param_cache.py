@@ -30,7 +30,9 @@ from burnish.optim import (
     GradientsParams,
     LBFGSConfig,
     LineSearchFn,
+    ModuleOptimizer,
     MuonConfig,
+    ParamGroup,
     SgdConfig,
     WeightDecayConfig,
 )
@@ -374,6 +376,30 @@ class _Regression(Net):
         return RegressionOutput(((output - batch[1]) ** 2).mean(), output, batch[1])
 
 
+class _Grouped:
+    """A `ModuleOptimizer` as a config: AdamW without decay on the biases, and a
+    `ModuleLrScheduler` giving the first layer its own rate (`scheduler()`)."""
+
+    def init(self) -> ModuleOptimizer:
+        from burnish.optim import AdamWConfig
+
+        return ModuleOptimizer(AdamWConfig(weight_decay=0.1)).with_group(
+            ParamGroup.from_regex(r"bias$"), AdamWConfig(weight_decay=0.0)
+        )
+
+    def scheduler(self):
+        from burnish.lr_scheduler import LinearLrSchedulerConfig, ModuleLrScheduler
+
+        return ModuleLrScheduler(LR).with_group(
+            ParamGroup.from_predicate("first."), LinearLrSchedulerConfig(LR, LR / 10, 8)
+        )
+
+
+def _lr_scheduler(optim):
+    """The grouped optimizer's scheduler, else the constant `LR`."""
+    return optim.scheduler() if isinstance(optim, _Grouped) else None
+
+
 def _learner(directory, blocks: int = 4, optim=None, configure=lambda builder: builder):
     from burnish.train import LearnerBuilder
     from burnish.train.metric import LossMetric
@@ -385,7 +411,8 @@ def _learner(directory, blocks: int = 4, optim=None, configure=lambda builder: b
         .renderer(NullRenderer())
         .num_epochs(1)
     )
-    return configure(builder).build(_Regression(blocks=blocks), (optim or AdamConfig()).init(), LR)
+    model, optim = _Regression(blocks=blocks), optim or AdamConfig()
+    return configure(builder).build(model, optim.init(), _lr_scheduler(optim) or LR)
 
 
 def _batches(iterations: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -454,6 +481,7 @@ OPTIMIZERS = [
     AdanConfig(weight_decay=0.01),
     AdanConfig(weight_decay=0.01, no_prox=True, grad_clipping=GradientClippingConfig.norm(0.5)),
     MuonConfig(weight_decay=WeightDecayConfig(0.01)),
+    _Grouped(),
 ]
 OPTIMIZER_IDS = [
     "adam-decay",
@@ -466,20 +494,23 @@ OPTIMIZER_IDS = [
     "adan",
     "adan-no-prox-clip",
     "muon",
+    "module-optimizer-groups",
 ]
 
 
 def _custom_loop_lines(blocks: int, optim) -> int:
     """burnish's lines run in 5 iterations of a custom loop, after a first one."""
     matrices_only = isinstance(optim, MuonConfig)  # Muon steps weight matrices only
-    model, optim = Net(blocks=blocks, bias=not matrices_only), optim.init()
+    model = Net(blocks=blocks, bias=not matrices_only)
+    scheduler, optim = _lr_scheduler(optim), optim.init()
     accumulator = GradientsAccumulator()
 
     def iteration() -> None:
+        lr = LR if scheduler is None else scheduler.step()
         for _ in range(2):
             grads = GradientsParams.from_grads(bn.backward(_loss(model)), model)
             accumulator.accumulate(model, grads)
-        optim.step(LR, model, accumulator.grads())
+        optim.step(lr, model, accumulator.grads())
 
     iteration()
     with _BurnishLines() as lines:
@@ -544,6 +575,11 @@ LEARNER_SETTINGS = {
         lambda b: b.on_non_finite("stop").with_ema(0.9, update_every=2).grads_accumulation(2),
     ),
     "skip+fp16": (AdamConfig(), lambda b: b.on_non_finite("skip").mixed_precision("fp16")),
+    "module-optimizer-groups": (_Grouped(), lambda b: b),
+    "module-optimizer-groups+fp16+accumulation": (
+        _Grouped(),
+        lambda b: b.mixed_precision("fp16").grads_accumulation(2, lr_step="optimizer_step"),
+    ),
 }
 
 

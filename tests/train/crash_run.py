@@ -2,7 +2,7 @@
 
     python tests/train/crash_run.py ARTIFACT_DIR OUT [--workers N] [--kill-at-io N]
         [--hold-writes] [--kill-in-writer N] [--kill-in-valid] [--precision fp16] [--trackers]
-        [--listener] [--ema]
+        [--listener] [--ema] [--groups]
         [--scripted STRATEGY [--kill-after-epoch K] [--kill-in-epoch-end K]]
         [--max-iterations N] [--valid-every K] [--kill-at-step N]
 
@@ -22,6 +22,10 @@ record goes to OUT beside the parameters. `--ema` keeps
 an average of the weights (`with_ema(0.9, warmup=True, update_every=2)`, validated with the
 trained model beside it) and writes it to OUT too.
 
+`--groups` trains with parameter groups: a `ModuleOptimizer` (AdamW, no weight decay on the
+biases) and a `ModuleLrScheduler` (the output layer at three times the rate, decaying), with
+gradient accumulation stepping the scheduler per optimizer step (so a resume inside a group of
+accumulated iterations reuses a rate per group).
 `--max-iterations N` and `--valid-every K` add a step budget and validations inside the epochs
 (either run); `--kill-at-step N` kills the process after its N-th training iteration (between
 two validations, for a chosen N); with `--valid-every`, `--kill-in-valid` lands in the first
@@ -308,6 +312,8 @@ def main() -> None:
     parser.add_argument("--trackers", action="store_true", help="CSV and TensorBoard loggers")
     parser.add_argument("--listener", action="store_true", help="a checkpointed listener")
     parser.add_argument("--ema", action="store_true", help="an average of the weights")
+    parser.add_argument("--burnpack", action="store_true", help="with_default_checkpointers()")
+    parser.add_argument("--groups", action="store_true", help="parameter groups")
     parser.add_argument("--scripted", choices=["composed", "metric"], help="scripted-loss run")
     parser.add_argument("--kill-after-epoch", type=int, default=0)
     parser.add_argument("--kill-in-epoch-end", type=int, default=0)
@@ -385,6 +391,8 @@ def mnist_learner(args):
     )
     if args.precision:
         configured = configured.mixed_precision(args.precision)
+    if args.burnpack:
+        configured = configured.with_default_checkpointers()
     if args.ema:
         configured = configured.with_ema(0.9, warmup=True, update_every=2, validate="both")
     if args.trackers:
@@ -403,9 +411,28 @@ def mnist_learner(args):
         )
     if args.journal is not None:
         configured = configured.with_listener(args.journal)
-    learner = long_run(configured, args).build(model, optim, 1e-3)
+    lr: object = 1e-3
+    if args.groups:
+        optim, lr = grouped_optim()
+        configured = configured.grads_accumulation(2, lr_step="optimizer_step")
+    learner = long_run(configured, args).build(model, optim, lr)
     data = loaders(batch_size=32, train_items=960, valid_items=96, workers=args.workers)
     return learner, optim, data
+
+
+def grouped_optim():
+    """AdamW without decay on the biases; the output layer at its own, decaying rate."""
+    from burnish.lr_scheduler import LinearLrSchedulerConfig, ModuleLrScheduler
+    from burnish.optim import AdamWConfig, ModuleOptimizer, ParamGroup
+
+    optim = ModuleOptimizer(AdamWConfig(weight_decay=0.05)).with_group(
+        ParamGroup.from_regex(r"bias$"), AdamWConfig(weight_decay=0.0)
+    )
+    scheduler = ModuleLrScheduler(1e-3).with_group(
+        ParamGroup.from_path("linear2.weight").fuse(ParamGroup.from_path("linear2.bias")),
+        LinearLrSchedulerConfig(3e-3, 3e-4, 40),
+    )
+    return optim, scheduler
 
 
 if __name__ == "__main__":

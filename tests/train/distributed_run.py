@@ -173,6 +173,12 @@ def learner_run(args):
         b = b.grads_accumulation(args.accumulate)
     if args.fsdp:
         b = b.strategy("fsdp")
+    if args.checkpointing:
+        b = b.gradient_checkpointing(blocks=torch.nn.Linear)
+    if args.execution_ddp:
+        from burnish.train import ExecutionStrategy
+
+        b = b.with_training_strategy(ExecutionStrategy.ddp(["cpu", "cpu"]))
     if args.bf16:
         b = b.mixed_precision("bf16")
     if args.max_iterations:
@@ -219,6 +225,25 @@ def custom_loop(args) -> torch.nn.Module:
     return model.module
 
 
+def count_checkpointed_runs() -> list[int]:
+    """Each run of a checkpointed block's forward: in the forward pass and its recomputation
+    in the backward pass."""
+    import burnish.gradient_checkpointing as checkpointing
+
+    runs: list[int] = []
+    original = checkpointing.checkpoint
+
+    def counting(function, *args, **kwargs):
+        def counted(*inputs, **options):
+            runs.append(1)
+            return function(*inputs, **options)
+
+        return original(counted, *args, **kwargs)
+
+    checkpointing.checkpoint = counting
+    return runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("artifact_dir")
@@ -236,6 +261,8 @@ def main() -> None:
     parser.add_argument("--unused", action="store_true")
     parser.add_argument("--modify-grads", action="store_true")
     parser.add_argument("--fsdp", action="store_true")
+    parser.add_argument("--checkpointing", action="store_true")
+    parser.add_argument("--execution-ddp", action="store_true")
     parser.add_argument("--adam", action="store_true")
     parser.add_argument("--bf16", action="store_true")
     parser.add_argument("--csv", action="store_true")
@@ -257,6 +284,15 @@ def main() -> None:
         from tests.train.crash_run import kill_in_writer
 
         kill_in_writer(args.kill_in_writer)
+    block_runs = count_checkpointed_runs()
+    linear_calls = []  # Linear forwards that record gradients
+    torch.nn.modules.module.register_module_forward_pre_hook(
+        lambda module, _: (
+            linear_calls.append(1)
+            if isinstance(module, torch.nn.Linear) and torch.is_grad_enabled()
+            else None
+        )
+    )
     try:
         result = None if args.custom_loop else learner_run(args)
     except bn.train.Preempted as preempted:
@@ -268,6 +304,9 @@ def main() -> None:
         state.update({f"ema.{k}": v for k, v in result.ema.state_dict().items()})
     if result is not None:
         print(f"stopped_non_finite={result.stopped_non_finite}", flush=True)
+        rank = os.environ.get("RANK")
+        print(f"linear_calls={len(linear_calls)} rank={rank}", flush=True)
+        print(f"block_runs={len(block_runs)} rank={rank}", flush=True)
     if args.fsdp and dist.is_initialized():
         state = full_record(model)  # every rank takes part; rank 0 gets the whole model
     if int(os.environ.get("RANK", "0")) == 0:

@@ -183,6 +183,29 @@ def test_sigkill_then_resume_under_fp16_is_bit_identical(reference_fp16, tmp_pat
 
 
 @pytest.fixture(scope="module")
+def reference_groups(tmp_path_factory):
+    """One uninterrupted run with parameter groups (ModuleOptimizer, ModuleLrScheduler)."""
+    directory = tmp_path_factory.mktemp("reference-groups")
+    out = directory / "final.pt"
+    assert run(directory / "artifacts", out, "--count-io", "--groups") == 0
+    io_calls = int(run.last_stdout.split("io-calls")[-1])
+    return directory / "artifacts", out, io_calls
+
+
+def test_sigkill_then_resume_with_parameter_groups_is_bit_identical(reference_groups, tmp_path):
+    """Each group's optimizer state, each group's schedule and a rate per group kept inside
+    a group of accumulated iterations all come back from the checkpoint."""
+    reference_dir, reference_out, io_calls = reference_groups
+    rng = random.Random(24)
+    kills: list = [["--kill-at-io", str(rng.randint(1, io_calls // 20))] for _ in range(5)]
+    kills.insert(2, rng.uniform(0.02, 0.15))
+    killed = resume_until_done(tmp_path / "artifacts", tmp_path / "final.pt", kills, "--groups")
+    assert_same_run(reference_dir, reference_out, tmp_path / "artifacts", tmp_path / "final.pt")
+    assert set(torch.load(reference_out)["optim"]["group_of"].values()) == {0, 1}
+    assert killed >= 4, f"only {killed} of {len(kills)} kills landed before the run finished"
+
+
+@pytest.fixture(scope="module")
 def reference_ema(tmp_path_factory):
     """One uninterrupted run keeping an average of the weights."""
     directory = tmp_path_factory.mktemp("reference-ema")

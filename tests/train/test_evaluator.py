@@ -256,6 +256,20 @@ def test_summary_of_an_evaluation_only_directory(tmp_path, capsys):
     assert done.returncode == 0 and "Test (b)" in done.stdout, done.stderr
 
 
+def test_eval_all_takes_pairs_or_a_mapping_as_burn_takes_any_iterator(tmp_path):
+    evaluation = (
+        EvaluatorBuilder(tmp_path)
+        .metrics(LossMetric())
+        .renderer(CliMetricsRenderer(file=io.StringIO()))
+        .build(Mlp())
+    )
+    results = evaluation.eval_all({"first split": test_loader(100), "b": test_loader(200)})
+    assert [(r.name, r.items) for r in results] == [("first split", 100), ("b", 200)]
+    assert (tmp_path / "test/first-split/Loss.log").exists()
+    with pytest.raises(TypeError, match=r"\(name, dataloader\) pairs.*Received the entry 'ab'"):
+        evaluation.eval_all(["ab"])
+
+
 def test_a_metric_logger_replaces_the_files(tmp_path):
     logger = InMemoryMetricLogger()
     evaluation = (

@@ -18,6 +18,16 @@ def test_stop_and_reset():
     assert not interrupter.should_stop() and interrupter.reason is None
 
 
+def test_get_message_is_the_last_reason_given():
+    interrupter = Interrupter()
+    assert interrupter.get_message() is None
+    interrupter.stop("preempted")
+    interrupter.stop()  # Burn: a stop without a reason keeps the message
+    assert interrupter.get_message() == "preempted"
+    interrupter.stop("asked again")
+    assert interrupter.get_message() == "asked again"
+
+
 def test_stop_from_another_thread():
     interrupter = Interrupter()
     thread = threading.Thread(target=interrupter.stop, args=("from a thread",))

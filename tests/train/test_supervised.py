@@ -22,6 +22,8 @@ from tests.train.helpers import Mlp, loaders
 # Burn main's `SupervisedTraining` setting methods (crates/burn-train/src/learner/supervised/
 # paradigm.rs) that burnish has under the same name, and the book's `with_file_checkpointer`.
 BURN_NAMES = [
+    "with_training_strategy",
+    "gradient_checkpointing",
     "with_metric_logger",
     "with_checkpointing_strategy",
     "renderer",

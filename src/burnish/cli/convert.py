@@ -7,6 +7,7 @@
 | `safetensors` | `SafetensorsFileRecorder` | the input file's                          |
 | `bin`         | `BinFileRecorder`         | the input file's                          |
 | `json`        | `PrettyJsonFileRecorder`  | the input file's                          |
+| `burnpack`    | `BurnpackFileRecorder`    | the input file's                          |
 
 On a terminal, records of `LARGE_RECORD_BYTES` or more show a progress bar while they are
 read and written; anywhere else only the one result line is printed.
@@ -32,7 +33,7 @@ __all__ = [
     "run",
 ]
 
-FORMATS = ("safetensors", "compact", "default", "bin", "json")
+FORMATS = ("safetensors", "compact", "default", "bin", "json", "burnpack")
 PRECISIONS = ("half", "full", "double")
 #: Input size from which a terminal shows progress bars (smaller files convert in a blink).
 LARGE_RECORD_BYTES = 16 << 20
@@ -109,7 +110,7 @@ def check_precision(to: str, precision: str | None) -> None:
     fixed = {"compact": "half", "default": "full"}.get(to)
     if fixed is not None and precision not in (None, fixed):
         other = {"half": "compact", "full": "default"}.get(precision)
-        hint = f"--to {other}" if other else "--to bin, json or safetensors"
+        hint = f"--to {other}" if other else "--to bin, json, safetensors or burnpack"
         raise CommandError(
             f"--to {to} is always {fixed} precision (Burn's {to.title()}Recorder). "
             f"Received: --precision {precision}. Use {hint} instead."
@@ -146,5 +147,6 @@ def recorder_for(to: str, precision: str | None, input_settings: str) -> Any:
         "safetensors": record.SafetensorsFileRecorder,
         "bin": record.BinFileRecorder,
         "json": record.PrettyJsonFileRecorder,
+        "burnpack": record.BurnpackFileRecorder,
     }
     return recorders[to](settings[precision]())

@@ -20,6 +20,8 @@ _FORMATS = {
     "burnish.safetensors": "safetensors",
     "foreign": "safetensors written by another tool",
     "pytorch": "a PyTorch zip, from torch.save",
+    "burnish.burnpack": "Burnpack",
+    "burnpack": "Burnpack written by Burn or BurnpackStore",
 }
 
 

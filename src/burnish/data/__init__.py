@@ -15,10 +15,12 @@ from burnish.data.dataloader import (
     DataLoaderIterator,
     Progress,
     epoch_order,
+    split_dataloader,
 )
 from burnish.data.dataset import (
     ComposedDataset,
     Dataset,
+    FakeDataset,
     InMemDataset,
     Mapper,
     MapperDataset,
@@ -27,9 +29,18 @@ from burnish.data.dataset import (
     SamplerDataset,
     SelectionDataset,
     ShuffledDataset,
+    SqliteDataset,
+    SqliteDatasetStorage,
+    SqliteDatasetWriter,
     WindowsDataset,
 )
-from burnish.data.dataset.vision import FashionMnistDataset, MnistDataset, MnistItem
+from burnish.data.dataset.vision import (
+    FashionMnistDataset,
+    ImageDatasetItem,
+    ImageFolderDataset,
+    MnistDataset,
+    MnistItem,
+)
 
 __all__ = [
     "BatchSampler",
@@ -39,7 +50,10 @@ __all__ = [
     "DataLoaderBuilder",
     "DataLoaderIterator",
     "Dataset",
+    "FakeDataset",
     "FashionMnistDataset",
+    "ImageDatasetItem",
+    "ImageFolderDataset",
     "InMemDataset",
     "Mapper",
     "MapperDataset",
@@ -51,6 +65,10 @@ __all__ = [
     "SamplerDataset",
     "SelectionDataset",
     "ShuffledDataset",
+    "SqliteDataset",
+    "SqliteDatasetStorage",
+    "SqliteDatasetWriter",
     "WindowsDataset",
     "epoch_order",
+    "split_dataloader",
 ]

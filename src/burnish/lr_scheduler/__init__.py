@@ -21,6 +21,7 @@ from burnish.lr_scheduler.exponential import (
     ExponentialLrSchedulerConfig,
 )
 from burnish.lr_scheduler.linear import LinearLrScheduler, LinearLrSchedulerConfig
+from burnish.lr_scheduler.module_lr_scheduler import ModuleLearningRate, ModuleLrScheduler
 from burnish.lr_scheduler.noam import NoamLrScheduler, NoamLrSchedulerConfig
 from burnish.lr_scheduler.sequential import (
     SequentialLrScheduler,
@@ -40,6 +41,8 @@ __all__ = [
     "LinearLrSchedulerConfig",
     "LrScheduler",
     "LrSchedulerConfig",
+    "ModuleLearningRate",
+    "ModuleLrScheduler",
     "NoamLrScheduler",
     "NoamLrSchedulerConfig",
     "SchedulerReduction",

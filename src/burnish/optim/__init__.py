@@ -16,9 +16,11 @@ from burnish.optim.grad_accum import GradientsAccumulator
 from burnish.optim.grad_scaler import GradScaler
 from burnish.optim.grads import Gradients, backward, grad
 from burnish.optim.lbfgs import LBFGS, LBFGSConfig, LineSearchFn
+from burnish.optim.module_optimizer import ModuleOptimizer
 from burnish.optim.momentum import MomentumConfig
 from burnish.optim.muon import AdjustLrFn, Muon, MuonConfig
 from burnish.optim.non_finite import NonFiniteGuard
+from burnish.optim.param_group import ParamGroup
 from burnish.optim.params import GradientsParams, ParamId
 from burnish.optim.rmsprop import RmsProp, RmsPropConfig
 from burnish.optim.sgd import Sgd, SgdConfig
@@ -41,11 +43,13 @@ __all__ = [
     "LBFGS",
     "LBFGSConfig",
     "LineSearchFn",
+    "ModuleOptimizer",
     "MomentumConfig",
     "Muon",
     "MuonConfig",
     "NonFiniteGuard",
     "Optimizer",
+    "ParamGroup",
     "ParamId",
     "RmsProp",
     "RmsPropConfig",

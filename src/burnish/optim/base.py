@@ -14,7 +14,7 @@ import math
 import weakref
 from abc import ABC, abstractmethod
 from operator import itemgetter
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import torch
 from torch import Tensor, nn
@@ -23,6 +23,10 @@ from burnish.errors import RecordError
 from burnish.optim.clipping import GradientClippingConfig
 from burnish.optim.param_table import unwrap
 from burnish.optim.params import GradientsParams
+
+if TYPE_CHECKING:
+    from burnish.optim.module_optimizer import ModuleOptimizer
+    from burnish.optim.param_group import ParamGroup
 
 __all__ = ["Optimizer"]
 
@@ -88,6 +92,20 @@ class Optimizer(ABC):
                 f"Received: {type(grads).__name__}."
             )
         names, params, grad_list = grads._take_for(model)
+        return self._apply(lr, model, names, params, grad_list, found_inf)
+
+    def _apply(
+        self,
+        lr: float,
+        model: M,
+        names: list[str],
+        params: list[Tensor],
+        grad_list: list[Tensor],
+        found_inf: Tensor | None,
+        clip: bool = True,
+    ) -> M:
+        """The step on parameters already paired with their gradients (names relative to
+        `model`); `clip=False` when the caller clipped them (`ModuleOptimizer`)."""
         if not params:
             return model
         if not torch.compiler.is_compiling():
@@ -95,7 +113,7 @@ class Optimizer(ABC):
             if self._module is None or self._module() is not module:
                 self._check_owners(module, names)  # only when the module changes
         with torch.no_grad():
-            if self.grad_clipping is not None:
+            if clip and self.grad_clipping is not None:
                 grad_list = self.grad_clipping.clip(grad_list)
             states = self._states_of(names, params)
             if found_inf is None:
@@ -144,6 +162,25 @@ class Optimizer(ABC):
         self._unplaced = set(self._states)
         self._owners, self._module = {}, None  # the state belongs to the next module stepped
         return self
+
+    def with_group(
+        self,
+        group: ParamGroup,
+        optim: Optimizer | Any,
+        grad_clipping: GradientClippingConfig | None = None,
+    ) -> ModuleOptimizer:
+        """This optimizer for every parameter, `optim` for those in `group` (Burn main's
+        `ModuleOptimizer::with_group`): `ModuleOptimizer(self).with_group(...)`."""
+        from burnish.optim.module_optimizer import ModuleOptimizer
+
+        return ModuleOptimizer(self).with_group(group, optim, grad_clipping)
+
+    def _drop_state(self, names: set[str]) -> None:
+        """Forget the state of the parameters `names` (their next step starts afresh)."""
+        for name in names:
+            self._states.pop(name, None)
+            self._owners.pop(name, None)
+        self._unplaced -= names
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(params_with_state={len(self._states)})"
@@ -305,6 +342,13 @@ def _snapshot(key: str, value: Any) -> Any:
 
 
 def _check_lr(lr: Any) -> float:
+    if type(lr) is not float and len(getattr(lr, "lrs", ())) > 1:
+        raise TypeError(
+            f"`lr` is a {type(lr).__name__} with a learning rate per parameter group "
+            "(ModuleLrScheduler.with_group), but this optimizer applies one rate to every "
+            "parameter. Wrap it: `ModuleOptimizer(optim)` (burnish.optim) applies each "
+            "group's rate."
+        )
     if isinstance(lr, bool) or not isinstance(lr, (int, float)):
         raise TypeError(
             f"`lr` must be a float (the learning rate of this step). Received: {lr!r} "

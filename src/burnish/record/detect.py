@@ -25,6 +25,7 @@ from burnish.record.recorders import (
     PyTorchFileRecorder,
     SafetensorsFileRecorder,
 )
+from burnish.record.store.recorder import BurnpackFileRecorder
 
 __all__ = ["recorder_for_file"]
 
@@ -35,13 +36,14 @@ _PLAIN: dict[str, type[FileRecorder]] = {
     "JSON": PrettyJsonFileRecorder,
     "safetensors": SafetensorsFileRecorder,
     "PyTorch zip": PyTorchFileRecorder,
+    "Burnpack": BurnpackFileRecorder,
 }
 _GZIPPED: dict[str, type[FileRecorder]] = {
     "MessagePack": NamedMpkGzFileRecorder,
     "burnish binary": BinGzFileRecorder,
     "JSON": JsonGzFileRecorder,
 }
-_FORMATS = "MessagePack, binary, JSON or safetensors (gzipped or not), or a PyTorch zip"
+_FORMATS = "MessagePack, binary, JSON or safetensors (gzipped or not), a PyTorch zip or Burnpack"
 
 
 def recorder_for_file(path: str | os.PathLike) -> FileRecorder:

@@ -8,6 +8,9 @@ from burnish.record.formats import safetensors as safetensors_format
 
 __all__ = ["HINTS", "detect"]
 
+#: Burnpack's magic 0x4255524E, little-endian (`burnish.record.store.burnpack.MAGIC`).
+BURNPACK_MAGIC = b"NRUB"
+
 #: What to use instead, by detected kind.
 HINTS = {
     "gzip": "a gzip recorder (NamedMpkGzFileRecorder, BinGzFileRecorder or JsonGzFileRecorder)",
@@ -15,6 +18,7 @@ HINTS = {
     "JSON": "PrettyJsonFileRecorder",
     "MessagePack": "NamedMpkFileRecorder (CompactRecorder, DefaultRecorder)",
     "safetensors": "SafetensorsFileRecorder",
+    "Burnpack": "BurnpackFileRecorder (or BurnpackStore to load a module)",
     "PyTorch zip": "PyTorchFileRecorder",
     "pickle": "PyTorchFileRecorder (legacy pickles load only through torch.load)",
 }
@@ -27,6 +31,8 @@ def detect(data: bytes | bytearray) -> str:
         return "empty"
     if head.startswith(bin_format.MAGIC[:8]):
         return "burnish binary"
+    if head.startswith(BURNPACK_MAGIC):
+        return "Burnpack"
     if head.startswith(gzip_format.MAGIC):
         return "gzip"
     if head.startswith(b"PK\x03\x04"):

@@ -24,6 +24,12 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time, imported o
         StoppingCondition,
     )
     from burnish.train.evaluator import EvaluationResult, Evaluator, EvaluatorBuilder
+    from burnish.train.execution_strategy import (
+        ExecutionStrategy,
+        MultiDeviceOptim,
+        SupervisedLearningStrategy,
+        TrainingStrategy,
+    )
     from burnish.train.interrupter import Interrupter
     from burnish.train.learner import Learner
     from burnish.train.listener import (
@@ -66,6 +72,10 @@ _LAZY = {
     "EvaluationResult": "burnish.train.evaluator",
     "Evaluator": "burnish.train.evaluator",
     "EvaluatorBuilder": "burnish.train.evaluator",
+    "ExecutionStrategy": "burnish.train.execution_strategy",
+    "MultiDeviceOptim": "burnish.train.execution_strategy",
+    "SupervisedLearningStrategy": "burnish.train.execution_strategy",
+    "TrainingStrategy": "burnish.train.execution_strategy",
     "FitEndEvent": "burnish.train.listener",
     "FitStartEvent": "burnish.train.listener",
     "InferenceStep": "burnish.train.step",
@@ -107,6 +117,10 @@ __all__ = [
     "EvaluationResult",
     "Evaluator",
     "EvaluatorBuilder",
+    "ExecutionStrategy",
+    "MultiDeviceOptim",
+    "SupervisedLearningStrategy",
+    "TrainingStrategy",
     "FitEndEvent",
     "FitStartEvent",
     "InferenceStep",

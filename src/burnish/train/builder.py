@@ -41,12 +41,18 @@ from burnish.train.tracking import DEFAULT_LOG_EVERY
 if TYPE_CHECKING:
     from typing_extensions import Self
 
+    from burnish.gradient_checkpointing import BlockSelector
     from burnish.lr_scheduler import LrScheduler
     from burnish.optim import Optimizer
     from burnish.record.base import FileRecorder
     from burnish.train.checkpoint.strategy import CheckpointingStrategy
     from burnish.train.early_stopping import EarlyStoppingStrategy
     from burnish.train.ema import EmaBuffers, EmaSettings, EmaValidate
+    from burnish.train.execution_strategy import (
+        ExecutionStrategy,
+        SupervisedLearningStrategy,
+        TrainingStrategy,
+    )
     from burnish.train.learner import Learner
     from burnish.train.listener import TrainingListener
     from burnish.train.logger import ApplicationLoggerInstaller, MetricLogger
@@ -107,6 +113,10 @@ class TrainingBuilder:
         self._max_iterations: int | None = None
         self._valid_every: int | None = None
         self._preemption: PreemptionSettings | None = None
+        self._execution: ExecutionStrategy | None = None
+        self._custom_strategy: SupervisedLearningStrategy | None = None
+        self._gradient_checkpointing = False
+        self._checkpoint_blocks: BlockSelector = None
 
     # -- metrics ---------------------------------------------------------------------------
 
@@ -248,6 +258,54 @@ class TrainingBuilder:
                 "`torchrun --nproc_per_node=N` and pass one device per process."
             )
         self._device = parse_device(devices[0])
+        self._execution = None
+        return self
+
+    def with_training_strategy(self, strategy: TrainingStrategy | ExecutionStrategy) -> Self:
+        """Where and how to train (Burn main: `with_training_strategy(strategy.into())`).
+
+        `ExecutionStrategy.single(device)` is `devices([device])`; `ExecutionStrategy.ddp(
+        devices)` (or `multi(devices)`) trains one process per device under `torchrun
+        --nproc_per_node=len(devices)`, rank `LOCAL_RANK` on `devices[LOCAL_RANK]`, gradients
+        averaged; `multi(devices, MultiDeviceOptim.OPTIM_SHARDED)` shards with FSDP2;
+        `TrainingStrategy.custom(strategy)` runs your `SupervisedLearningStrategy` (with
+        `SupervisedTraining.launch`). The last of this and `devices` wins.
+
+        Example:
+            >>> from burnish.train import ExecutionStrategy, SupervisedTraining
+            >>> training = SupervisedTraining("artifacts", [], []).with_training_strategy(
+            ...     ExecutionStrategy.single("cpu"))
+
+        Raises:
+            TypeError: for anything else.
+        """
+        from burnish.train.execution_strategy import as_training_strategy
+
+        training = as_training_strategy(strategy)
+        self._custom_strategy = training.custom_strategy
+        if training.execution is not None:
+            self._execution = training.execution
+            self._device = None
+        return self
+
+    def gradient_checkpointing(self, blocks: BlockSelector = None) -> Self:
+        """Recompute the activations of the model's blocks in the backward pass (less memory,
+        one more forward pass per block), as Burn main's `gradient_checkpointing()`.
+
+        During `fit` the model's blocks run under `torch.utils.checkpoint` (non-reentrant);
+        the gradients are the same. `blocks` picks them as `burnish.checkpoint_blocks` does:
+        None for the modules of each `nn.ModuleList` (a transformer's layers), a module class
+        or tuple of classes, or a predicate. See docs/performance.md.
+
+        Example:
+            >>> from burnish.train import LearnerBuilder
+            >>> builder = LearnerBuilder("artifacts").gradient_checkpointing()
+        """
+        from burnish.gradient_checkpointing import _predicate
+
+        _predicate(blocks)  # a wrong selector fails here, not in `fit`
+        self._gradient_checkpointing = True
+        self._checkpoint_blocks = blocks
         return self
 
     def grads_accumulation(self, accumulation: int, lr_step: LrStep = "iteration") -> Self:
@@ -457,6 +515,26 @@ class TrainingBuilder:
     def with_file_checkpointer(self, recorder: FileRecorder) -> Self:
         """Save model, optimizer, scheduler and loop state under `checkpoint/` each epoch."""
         self._recorder = recorder
+        return self
+
+    def with_default_checkpointers(self) -> Self:
+        """Burn main's default checkpoints: model, optimizer, scheduler (and the loop's state)
+        as Burnpack files (`BurnpackFileRecorder`), under `checkpoint/` as
+        `with_file_checkpointer` writes them: committed atomically, resumed exactly."""
+        from burnish.record.store.recorder import BurnpackFileRecorder
+
+        self._recorder = BurnpackFileRecorder()
+        return self
+
+    def with_custom_checkpointers(
+        self, model: FileRecorder, optim: FileRecorder, scheduler: FileRecorder
+    ) -> Self:
+        """Burn main's `with_custom_checkpointers(model, optim, scheduler)`: one recorder per
+        part of each checkpoint (the EMA weights use `model`'s; the loop's own state a
+        full-precision `BurnpackFileRecorder`). The checkpoint is still one atomic commit."""
+        from burnish.train.checkpoint.part_recorders import PartRecorders
+
+        self._recorder = PartRecorders(model=model, optim=optim, scheduler=scheduler)
         return self
 
     def with_checkpointing_strategy(self, strategy: CheckpointingStrategy) -> Self:
@@ -681,6 +759,11 @@ class TrainingBuilder:
         if checkpointer is not None and self._strategy is not None:
             watched.append(("with_checkpointing_strategy", strategy.watched_metrics()))
         check_watched_metrics(watched, metrics, self._valid_every)
+        device, strategy_name = self._device, self._strategy_name
+        if self._execution is not None:
+            device = self._execution.process_device()
+            if len(self._execution.devices) > 1:
+                strategy_name = self._execution.strategy_name
         return LearnerOptions(
             artifact_dir=self._artifact_dir,
             num_epochs=self._epochs(),
@@ -694,7 +777,7 @@ class TrainingBuilder:
             early_stopping=self._early_stopping,
             grads_accumulation=self._grads_accumulation,
             lr_step=self._lr_step,
-            device=self._device,
+            device=device,
             application_logger=self._installer(),
             summary=self._summary,
             checkpoint_every=self._checkpoint_every,
@@ -702,7 +785,7 @@ class TrainingBuilder:
             compile=self._compile,
             compile_step=self._compile_step,
             mixed_precision=self._mixed_precision,
-            strategy=self._strategy_name,
+            strategy=strategy_name,
             shard_policy=self._shard_policy,
             trackers=tuple(self._trackers),
             tracker_config=self._tracker_config,
@@ -713,6 +796,8 @@ class TrainingBuilder:
             max_iterations=self._max_iterations,
             valid_every=self._valid_every,
             preemption=self._preemption,
+            gradient_checkpointing=self._gradient_checkpointing,
+            checkpoint_blocks=self._checkpoint_blocks,
         )
 
     def _epochs(self) -> int | None:
@@ -791,6 +876,12 @@ class LearnerBuilder(TrainingBuilder):
         from burnish.lr_scheduler import as_scheduler
         from burnish.train.learner import Learner
 
+        if self._custom_strategy is not None:
+            raise ValueError(
+                "A custom training strategy (`TrainingStrategy.custom`) runs through "
+                "`SupervisedTraining(...).launch(Learner(model, optim, lr))`, not "
+                "`LearnerBuilder.build`. Use SupervisedTraining, or an ExecutionStrategy here."
+            )
         options = self._learner_options(optim)
         return Learner(
             model, optim, as_scheduler(lr_scheduler), options, dataloader_train, dataloader_valid

@@ -22,7 +22,7 @@ import contextlib
 import dataclasses
 import logging
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -278,9 +278,31 @@ class Evaluator:
         [result] = self.eval_all([(name, dataloader)])
         return result
 
-    def eval_all(self, datasets: Iterable[tuple[str, Any]]) -> list[EvaluationResult]:
-        """Evaluate the model on several named data loaders in turn (Burn's `eval_all`)."""
-        named = [(name, evaluation_tag(name), loader) for name, loader in datasets]
+    def eval_all(
+        self, datasets: Iterable[tuple[str, Any]] | Mapping[str, Any]
+    ) -> list[EvaluationResult]:
+        """Evaluate the model on several named data loaders in turn (Burn's `eval_all`).
+
+        Args:
+            datasets: `(name, dataloader)` pairs, or a mapping from name to data loader.
+
+        Returns:
+            One result per data set, in order; a stop request ends the evaluations there.
+
+        Raises:
+            TypeError: if an entry is not a `(name, dataloader)` pair.
+        """
+        if isinstance(datasets, Mapping):
+            datasets = datasets.items()
+        pairs = list(datasets)
+        for pair in pairs:
+            if not isinstance(pair, tuple) or len(pair) != 2:
+                raise TypeError(
+                    "`eval_all` takes (name, dataloader) pairs or a {name: dataloader} "
+                    f"mapping. Received the entry {pair!r}. Write e.g. "
+                    "`eval_all([('mnist-test', loader)])`."
+                )
+        named = [(name, evaluation_tag(name), loader) for name, loader in pairs]
         self.interrupter.reset()  # a stop request ended an earlier evaluation, not this one
         context = DistributedContext.detect(model_device(self.model))
         if context.device is not None:

@@ -30,12 +30,27 @@ class Interrupter:
         self.reason = reason or self.reason
         self._event.set()
 
+    def get_message(self) -> str | None:
+        """Why the stop was asked for: the last reason given to `stop`, or None (Burn main's
+        `Interrupter::get_message`; the learner logs "Training interrupted: <message>").
+
+        Example:
+            >>> interrupter = Interrupter()
+            >>> interrupter.get_message() is None
+            True
+            >>> interrupter.stop("preempted")
+            >>> interrupter.stop()  # no reason: the earlier one stays, as in Burn
+            >>> interrupter.get_message()
+            'preempted'
+        """
+        return self.reason
+
     def should_stop(self) -> bool:
         """Whether a stop was asked for."""
         return self._event.is_set()
 
     def reset(self) -> None:
-        """Clear a previous stop request."""
+        """Clear a previous stop request and its message (Burn's `reset` keeps the message)."""
         self.reason = None
         self._event.clear()
 

@@ -16,6 +16,7 @@ from burnish.train.interrupter import Interrupter
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
+    from burnish.gradient_checkpointing import BlockSelector
     from burnish.train.checkpoint.file import FileCheckpointer
     from burnish.train.checkpoint.strategy import CheckpointingStrategy
     from burnish.train.early_stopping import EarlyStoppingStrategy
@@ -81,6 +82,9 @@ class LearnerOptions:
             each epoch's end only.
         preemption: the signals that preempt the run (SIGTERM by default) and what it does
             then (see preemption.py); None: SIGTERM, no requeue, exit code 143.
+        gradient_checkpointing: checkpoint the model's blocks during `fit` (activations
+            recomputed in the backward pass).
+        checkpoint_blocks: which blocks (see `burnish.checkpoint_blocks`).
     """
 
     artifact_dir: Path
@@ -114,3 +118,5 @@ class LearnerOptions:
     max_iterations: int | None = None
     valid_every: int | None = None
     preemption: PreemptionSettings | None = None
+    gradient_checkpointing: bool = False
+    checkpoint_blocks: BlockSelector = None

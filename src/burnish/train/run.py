@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
+from burnish.gradient_checkpointing import gradient_checkpointing
 from burnish.module import valid
 from burnish.train.accumulation import Accumulation
 from burnish.train.announce import Announcer
@@ -124,7 +125,6 @@ class Run:
         )
         self.num_epochs = options.num_epochs or 1  # the run's last epoch: set by `fit`
         self.mid_epoch = MidEpochValidation(options.valid_every, _file_directory(loggers))
-        self.precision = _mixed_precision(options.mixed_precision, model)
         self.listeners = Listeners(options.listeners, options.interrupter, context.is_main)
         self.ema = ModelEma(model, options.ema) if options.ema is not None else None
         self.state = TrainingState(
@@ -300,7 +300,7 @@ class Run:
                 result.interrupted = True
                 break
         if interrupter.should_stop():
-            log.info("Training interrupted: %s", interrupter.reason)
+            log.info("Training interrupted: %s", interrupter.get_message() or "Reason unknown")
         result.model = state.model
         result.ema = self.ema.module if self.ema is not None else None
         result.iterations, result.validations = state.optimizer_steps, state.validations
@@ -559,6 +559,9 @@ class Run:
             if self.grad_sync is not None:
                 stack.callback(self.grad_sync.close)
             stack.enter_context(_deterministic(options.deterministic))
+            if options.gradient_checkpointing:
+                blocks = options.checkpoint_blocks
+                stack.enter_context(gradient_checkpointing(self.state.model, blocks))
             modules = [self.state.model, *_modules_of(self.valid_model)]
             if self.compiled_step is None:
                 stack.enter_context(compiled_forward(modules, options.compile))

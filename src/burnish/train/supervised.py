@@ -79,4 +79,7 @@ class SupervisedTraining(TrainingBuilder):
                 f"{type(learner).__name__}."
             )
         options = self._learner_options(learner.optim)
-        return learner._launched_with(options).fit(*self._loaders)
+        learner = learner._launched_with(options)
+        if self._custom_strategy is not None:  # Burn's TrainingStrategy::Custom
+            return self._custom_strategy.train(learner, *self._loaders)
+        return learner.fit(*self._loaders)

@@ -4,6 +4,7 @@ from burnish.data.dataloader.batcher import Batcher
 from burnish.data.dataloader.builder import DataLoaderBuilder
 from burnish.data.dataloader.loader import DataLoader, DataLoaderIterator, Progress
 from burnish.data.dataloader.sampler import BatchSampler, epoch_order
+from burnish.data.dataloader.split import split_dataloader
 
 __all__ = [
     "BatchSampler",
@@ -13,4 +14,5 @@ __all__ = [
     "DataLoaderIterator",
     "Progress",
     "epoch_order",
+    "split_dataloader",
 ]

@@ -408,6 +408,9 @@ class _TorchView(torch.utils.data.Dataset):
             stacked = self.dataset.get_stacked(indices)
             if stacked is not None:
                 return _Stacked(stacked)
+        get_many = getattr(self.dataset, "get_many", None)
+        if get_many is not None:  # one call per batch (a SQLite dataset: one query)
+            return get_many(indices)
         return [self.dataset.get(int(index)) for index in indices]
 
 

@@ -1,10 +1,18 @@
-"""Datasets (Burn: `burn::data::dataset`): the `Dataset` base, in-memory data and transforms.
+"""Datasets (Burn: `burn::data::dataset`): the `Dataset` base, in-memory, fake and SQLite
+datasets, and transforms.
 
-Vision datasets live in `burnish.data.dataset.vision`.
+Vision datasets (MNIST, image folders) live in `burnish.data.dataset.vision`.
 """
 
 from burnish.data.dataset.base import Dataset
+from burnish.data.dataset.fake import FakeDataset
 from burnish.data.dataset.in_memory import InMemDataset
+from burnish.data.dataset.sqlite import (
+    SqliteDataset,
+    SqliteDatasetError,
+    SqliteDatasetStorage,
+    SqliteDatasetWriter,
+)
 from burnish.data.dataset.transform import (
     ComposedDataset,
     Mapper,
@@ -20,6 +28,7 @@ from burnish.data.dataset.transform import (
 __all__ = [
     "ComposedDataset",
     "Dataset",
+    "FakeDataset",
     "InMemDataset",
     "Mapper",
     "MapperDataset",
@@ -28,5 +37,9 @@ __all__ = [
     "SamplerDataset",
     "SelectionDataset",
     "ShuffledDataset",
+    "SqliteDataset",
+    "SqliteDatasetError",
+    "SqliteDatasetStorage",
+    "SqliteDatasetWriter",
     "WindowsDataset",
 ]

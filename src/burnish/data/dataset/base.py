@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import operator
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
-from typing import Generic, TypeVar, cast
+from collections.abc import Iterable, Iterator
+from typing import Any, Generic, TypeVar, cast
 
 import numpy as np
 
-__all__ = ["Dataset", "I", "O"]
+__all__ = ["Dataset", "I", "O", "check_indices"]
 
 I = TypeVar("I")  # noqa: E741 - Burn's name for the item type
 O = TypeVar("O")  # noqa: E741 - Burn's name for an output item type
@@ -46,6 +46,23 @@ class Dataset(ABC, Generic[I]):
     def is_empty(self) -> bool:
         """Whether the dataset has no item."""
         return len(self) == 0
+
+    def get_many(self, indices: Iterable[int]) -> list[I]:
+        """The items at `indices`, in that order, repeats included (Burn: `get_many`).
+
+        Datasets that can fetch several items at once do better than `get` per item (a SQLite
+        dataset reads them in one query); the data loader calls `get_many` for each batch.
+
+        Args:
+            indices: ints (or an int array) in `[0, len(self))`.
+
+        Returns:
+            One item per index.
+
+        Raises:
+            IndexError: if an index is not in `[0, len(self))` (Burn panics).
+        """
+        return [cast(I, self.get(index)) for index in check_indices(self, indices)]
 
     def get_stacked(self, indices: np.ndarray) -> I | None:
         """The items at `indices` as one item whose fields carry a leading batch dimension.
@@ -91,3 +108,29 @@ class Dataset(ABC, Generic[I]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(len={len(self)})"
+
+
+def check_indices(dataset: Dataset[Any], indices: Iterable[int]) -> list[int]:
+    """`indices` as Python ints, each checked to lie in `[0, len(dataset))`.
+
+    Raises:
+        TypeError: if an index is not an integer.
+        IndexError: if an index is out of range (Burn: "Index out of bounds").
+    """
+    size = len(dataset)
+    checked = []
+    for index in indices:
+        try:
+            position = operator.index(index)
+        except TypeError:
+            raise TypeError(
+                f"`get_many` needs integer indices. Received: {index!r} "
+                f"({type(index).__name__}) for {type(dataset).__name__}."
+            ) from None
+        if not 0 <= position < size:
+            raise IndexError(
+                f"Index out of bounds for {type(dataset).__name__}: index {position} is not in "
+                f"[0, {size}). Pass indices from 0 to len(dataset) - 1."
+            )
+        checked.append(position)
+    return checked

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from burnish.lr_scheduler.module_lr_scheduler import lr_from_record, lr_to_record
 from burnish.module import into_record, load_record
 from burnish.train.checkpoint.rng import load_rng_record, rng_record
 from burnish.train.position import Phase, Position
@@ -126,7 +127,7 @@ class TrainingState:
         loop = records["learner"]
         self.position = Position.from_record(loop["position"])
         self.step = loop.get("step", 0)
-        self.lr = loop.get("lr")
+        self.lr = lr_from_record(loop.get("lr"), self.lr_scheduler)
         self._load_counts(loop)
         self._load_loaders(loop["loaders"])
         if self.position.phase is Phase.DONE:  # an epoch checkpoint: start the next epoch
@@ -170,7 +171,7 @@ class TrainingState:
             "listeners": _record_of(self.listeners),
             "world_size": self.world_size,
             "step": self.step,
-            "lr": self.lr,
+            "lr": lr_to_record(self.lr),
             "optimizer_steps": self.optimizer_steps,
             "validations": self.validations,
             "validated_at": self.validated_at,

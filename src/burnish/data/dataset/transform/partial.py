@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Generic
 
 import numpy as np
 
-from burnish.data.dataset.base import Dataset, I
+from burnish.data.dataset.base import Dataset, I, check_indices
 
 __all__ = ["PartialDataset"]
 
@@ -41,6 +42,14 @@ class PartialDataset(Dataset[I], Generic[I]):
 
     def __len__(self) -> int:
         return max(0, min(self.end_index, len(self.dataset)) - self.start_index)
+
+    def get_many(self, indices: Iterable[int]) -> list[I]:
+        """The source's items at `start_index + i`, fetched in one `get_many` of the source.
+
+        Raises:
+            IndexError: if an index is not in `[0, len(self))`.
+        """
+        return self.dataset.get_many([i + self.start_index for i in check_indices(self, indices)])
 
     def get_stacked(self, indices: np.ndarray) -> I | None:
         """The source's stacked items at `indices + start_index` (see `Dataset.get_stacked`)."""

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Generic
 
 import numpy as np
 
-from burnish.data.dataset.base import Dataset, I
+from burnish.data.dataset.base import Dataset, I, check_indices
 
 __all__ = ["RngSource", "SelectionDataset", "make_rng"]
 
@@ -116,6 +116,15 @@ class SelectionDataset(Dataset[I], Generic[I]):
 
     def __len__(self) -> int:
         return len(self.indices)
+
+    def get_many(self, indices: Iterable[int]) -> list[I]:
+        """The source's items at `self.indices[i]`, fetched in one `get_many` of the source.
+
+        Raises:
+            IndexError: if an index is not in `[0, len(self))`.
+        """
+        positions = np.asarray(check_indices(self, indices), dtype=np.int64)
+        return self.dataset.get_many(self.indices[positions].tolist())
 
     def get_stacked(self, indices: np.ndarray) -> I | None:
         """The source's stacked items at `self.indices[indices]` (see `Dataset.get_stacked`)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Generic
 
 import numpy as np
@@ -42,6 +43,10 @@ class ShuffledDataset(Dataset[I], Generic[I]):
 
     def __len__(self) -> int:
         return len(self._selection)
+
+    def get_many(self, indices: Iterable[int]) -> list[I]:
+        """The items at positions `indices` of the shuffled order, in one source `get_many`."""
+        return self._selection.get_many(indices)
 
     def get_stacked(self, indices: np.ndarray) -> I | None:
         """The stacked items at positions `indices` of the shuffled order."""

@@ -1,0 +1,236 @@
+"""What every store shares (Burn's `ModuleStore` and the builder methods of its stores).
+
+A store is configured with chained builder calls, then passed to `save_into(model, store)` or
+`load_from(model, store)`. Filters select tensors (on save and load), the key remapper renames
+what is read, adapters convert layouts (`with_from_adapter` on load, `with_to_adapter` on
+save), `allow_partial` lets a load leave module tensors the store lacks, `validate` (default
+on) turns shape/dtype errors into an exception, `overwrite` lets a save replace a file.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from torch import nn
+
+from burnish.errors import RecordError
+from burnish.record.store.adapter import IdentityAdapter, ModuleAdapter
+from burnish.record.store.applier import apply
+from burnish.record.store.apply_result import ApplyResult
+from burnish.record.store.collector import collect
+from burnish.record.store.filter import PathFilter, Predicate
+from burnish.record.store.remapper import KeyRemapper
+from burnish.record.store.snapshot import TensorSnapshot
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+__all__ = ["ModuleStore"]
+
+_LISTED = 10
+
+
+class ModuleStore(ABC):
+    """Base of `BurnpackStore`, `SafetensorsStore` and `PytorchStore`."""
+
+    def __init__(self) -> None:
+        self.path_filter: PathFilter | None = None
+        self.remapper = KeyRemapper()
+        self.from_adapter: ModuleAdapter = IdentityAdapter()
+        self.to_adapter: ModuleAdapter = IdentityAdapter()
+        self.partial = False
+        self.validating = True
+        self.overwriting = False
+        self.extra_metadata: dict[str, str] = {}
+        self._snapshots: dict[str, TensorSnapshot] | None = None
+
+    # -- builder methods (Burn's names) --------------------------------------------------------
+
+    def filter(self, path_filter: PathFilter) -> Self:
+        """Use `path_filter` to select tensors (replaces any earlier criteria)."""
+        self.path_filter = path_filter
+        return self
+
+    with_filter = filter
+
+    def _criteria(self) -> PathFilter:
+        if self.path_filter is None:
+            self.path_filter = PathFilter()
+        return self.path_filter
+
+    def with_regex(self, pattern: str) -> Self:
+        """Select tensors whose path matches `pattern` (criteria are OR-ed)."""
+        self._criteria().with_regex(pattern)
+        return self
+
+    def with_regexes(self, patterns: Iterable[str]) -> Self:
+        """Select tensors matching any of `patterns`."""
+        self._criteria().with_regexes(patterns)
+        return self
+
+    def with_full_path(self, path: str) -> Self:
+        """Select the tensor at exactly `path`."""
+        self._criteria().with_full_path(path)
+        return self
+
+    def with_full_paths(self, paths: Iterable[str]) -> Self:
+        """Select the tensors at exactly `paths`."""
+        self._criteria().with_full_paths(paths)
+        return self
+
+    def with_predicate(self, predicate: Predicate) -> Self:
+        """Select tensors for which `predicate(path, container_path)` is true."""
+        self._criteria().with_predicate(predicate)
+        return self
+
+    def with_predicates(self, predicates: Iterable[Predicate]) -> Self:
+        """Select tensors for which any of `predicates` is true."""
+        self._criteria().with_predicates(predicates)
+        return self
+
+    def match_all(self) -> Self:
+        """Select every tensor."""
+        self.path_filter = PathFilter().match_all()
+        return self
+
+    def remap(self, remapper: KeyRemapper) -> Self:
+        """Rename the tensors read with `remapper` (replaces earlier rules)."""
+        self.remapper = remapper
+        self._snapshots = None
+        return self
+
+    def with_key_remapping(self, from_pattern: str, to: str) -> Self:
+        """Rename tensors read: regex `from_pattern` replaced by `to` (`$1` for groups)."""
+        self.remapper.add_pattern(from_pattern, to)
+        self._snapshots = None
+        return self
+
+    with_remap_pattern = with_key_remapping  # BurnpackStore's name for it
+
+    def with_from_adapter(self, adapter: ModuleAdapter) -> Self:
+        """Adapt tensors read, before they are applied (e.g. `BurnToPyTorchAdapter()`)."""
+        self.from_adapter = _adapter(adapter, "with_from_adapter")
+        return self
+
+    def with_to_adapter(self, adapter: ModuleAdapter) -> Self:
+        """Adapt tensors before they are written (e.g. `PyTorchToBurnAdapter()`)."""
+        self.to_adapter = _adapter(adapter, "with_to_adapter")
+        return self
+
+    def allow_partial(self, allow: bool = True) -> Self:
+        """Let a load succeed when module tensors are missing from the store."""
+        self.partial = bool(allow)
+        return self
+
+    def validate(self, validate: bool = True) -> Self:
+        """Raise on tensors that cannot be applied (shape/dtype); default on."""
+        self.validating = bool(validate)
+        return self
+
+    def overwrite(self, overwrite: bool = True) -> Self:
+        """Let a save replace an existing file (default: refuse)."""
+        self.overwriting = bool(overwrite)
+        return self
+
+    def metadata(self, key: str, value: str) -> Self:
+        """Add a `key: value` string pair to the file's metadata."""
+        self.extra_metadata[str(key)] = str(value)
+        return self
+
+    def clear_metadata(self) -> Self:
+        """Drop all metadata, the defaults included."""
+        self.extra_metadata.clear()
+        return self
+
+    # -- direct access -----------------------------------------------------------------------
+
+    def keys(self) -> list[str]:
+        """The (remapped) tensor names the store holds, sorted."""
+        return sorted(self.get_all_snapshots())
+
+    def get_snapshot(self, name: str) -> TensorSnapshot | None:
+        """The snapshot named `name` (after remapping), or None."""
+        return self.get_all_snapshots().get(name)
+
+    def get_all_snapshots(self) -> dict[str, TensorSnapshot]:
+        """Every snapshot the store holds, by (remapped) name; read once and cached."""
+        if self._snapshots is None:
+            snapshots = self._read()
+            if not self.remapper.is_empty():
+                snapshots = _remapped(snapshots, self.remapper)
+            self._snapshots = snapshots
+        return self._snapshots
+
+    # -- module side -------------------------------------------------------------------------
+
+    def collect_from(self, module: nn.Module) -> None:
+        """Save `module`'s selected tensors (through the `to` adapter) into the store."""
+        self._snapshots = None
+        self._write(collect(module, self.path_filter, self.to_adapter))
+
+    def apply_to(self, module: nn.Module) -> ApplyResult:
+        """Load the store into `module` in place; see `load_from`."""
+        result = apply(module, self.get_all_snapshots(), self.path_filter, self.from_adapter)
+        if self.validating and result.errors:
+            raise RecordError(
+                f"Cannot load {self.describe()} into {type(module).__name__}: "
+                f"{len(result.errors)} tensor(s) do not fit:\n  "
+                + "\n  ".join(map(str, result.errors[:_LISTED]))
+                + "\nFix the module or the file, or pass .validate(False) to skip them."
+            )
+        if not self.partial and result.missing:
+            lines = []
+            for path, _ in result.missing[:_LISTED]:
+                close = result.suggestions(path)
+                lines.append(path + (f" (did you mean {close[0]!r}?)" if close else ""))
+            raise RecordError(
+                f"{self.describe()} lacks {len(result.missing)} tensor(s) of "
+                f"{type(module).__name__}:\n  "
+                + "\n  ".join(lines)
+                + "\nRemap the names (with_key_remapping), adapt the layout "
+                "(with_from_adapter(BurnToPyTorchAdapter()) for files Burn wrote), or pass "
+                ".allow_partial(True) to keep those tensors as they are."
+            )
+        return result
+
+    # -- format hooks ------------------------------------------------------------------------
+
+    @abstractmethod
+    def describe(self) -> str:
+        """The store for messages, e.g. `"BurnpackStore('model.bpk')"`."""
+
+    @abstractmethod
+    def _read(self) -> dict[str, TensorSnapshot]:
+        """Every tensor the store holds, by name (lazily where the format allows)."""
+
+    @abstractmethod
+    def _write(self, snapshots: list[TensorSnapshot]) -> None:
+        """Write `snapshots` (with `extra_metadata`)."""
+
+
+def _adapter(adapter: object, method: str) -> ModuleAdapter:
+    if isinstance(adapter, type) and issubclass(adapter, ModuleAdapter):
+        return adapter()
+    if not isinstance(adapter, ModuleAdapter):
+        raise TypeError(
+            f"`{method}` takes a ModuleAdapter (e.g. BurnToPyTorchAdapter()); received "
+            f"{type(adapter).__name__}."
+        )
+    return adapter
+
+
+def _remapped(
+    snapshots: dict[str, TensorSnapshot], remapper: KeyRemapper
+) -> dict[str, TensorSnapshot]:
+    result: dict[str, TensorSnapshot] = {}
+    for name, snapshot in snapshots.items():
+        new = remapper.remap_name(name)
+        if new in result:
+            raise RecordError(
+                f"Key remapping maps two tensors to {new!r} (one of them {name!r}). Make the "
+                "patterns more specific."
+            )
+        result[new] = snapshot.with_path(tuple(new.split(".")), snapshot.container_stack)
+    return result

@@ -1,0 +1,58 @@
+"""Renaming tensors with regular expressions (Burn's `KeyRemapper`).
+
+Each pattern is applied in turn to every name (`replace_all`). Replacements use Burn's (Rust
+regex) syntax: `$1`, `${1}`, `${name}` for groups, `$$` for a dollar; backslashes are literal.
+"""
+
+from __future__ import annotations
+
+import re
+
+from burnish.errors import RecordError
+
+__all__ = ["KeyRemapper"]
+
+_GROUP = re.compile(r"\$(\$|\d+|\{\w+\}|[A-Za-z_]\w*)")
+
+
+class KeyRemapper:
+    """An ordered list of `(pattern, replacement)` rules."""
+
+    def __init__(self) -> None:
+        self.patterns: list[tuple[re.Pattern[str], str]] = []
+
+    def add_pattern(self, pattern: str, replacement: str) -> KeyRemapper:
+        """Append a rule; returns self.
+
+        Raises:
+            RecordError: if `pattern` is not a valid regular expression.
+        """
+        try:
+            compiled = re.compile(pattern)
+        except re.error as error:
+            raise RecordError(f"Invalid key remapping regex {pattern!r}: {error}.") from None
+        self.patterns.append((compiled, _python_replacement(replacement)))
+        return self
+
+    def is_empty(self) -> bool:
+        """Whether there are no rules."""
+        return not self.patterns
+
+    def remap_name(self, name: str) -> str:
+        """`name` after every rule."""
+        for pattern, replacement in self.patterns:
+            name = pattern.sub(replacement, name)
+        return name
+
+
+def _python_replacement(replacement: str) -> str:
+    """Rust's `$1`/`${name}` replacement syntax as Python's `\\g<1>`, backslashes literal."""
+    escaped = replacement.replace("\\", "\\\\")
+
+    def group(match: re.Match[str]) -> str:
+        token = match.group(1)
+        if token == "$":
+            return "$"
+        return f"\\g<{token.strip('{}')}>"
+
+    return _GROUP.sub(group, escaped)

@@ -1,0 +1,42 @@
+"""`burnish inspect` and `burnish convert` know Burnpack (`.bpk`): burnish's checkpoints,
+`BurnpackStore` files, and files Burn wrote."""
+
+from __future__ import annotations
+
+import torch
+
+from burnish.record import (
+    BurnpackFileRecorder,
+    BurnpackStore,
+    DefaultRecorder,
+    recorder_for_file,
+    save_into,
+)
+
+from tests.cli.helpers import burnish
+
+
+def test_inspect_a_store_file(tmp_path):
+    path = tmp_path / "model.bpk"
+    save_into(torch.nn.Linear(3, 2), BurnpackStore.from_file(path))
+    result = burnish("inspect", path)
+    assert result.returncode == 0, result.stderr
+    assert "Format: burnpack (Burnpack written by Burn or BurnpackStore)" in result.stdout
+    assert "| weight | [2, 3] | float32" in result.stdout
+
+
+def test_convert_to_burnpack_and_back(tmp_path):
+    record = {"w": torch.arange(6.0).reshape(2, 3), "step": 7, "nested": {"b": torch.ones(2)}}
+    source = DefaultRecorder().record(record, tmp_path / "in")
+    result = burnish("convert", source, tmp_path / "out", "--to", "burnpack")
+    assert result.returncode == 0, result.stderr
+    target = tmp_path / "out.bpk"
+    assert f"to {target} (burnish.burnpack, FullPrecisionSettings" in result.stdout
+    assert isinstance(recorder_for_file(target), BurnpackFileRecorder)
+    loaded = BurnpackFileRecorder().load(target)
+    assert loaded["step"] == 7 and torch.equal(loaded["w"], record["w"])
+    result = burnish("inspect", target)
+    assert result.returncode == 0 and "Format: burnish.burnpack (Burnpack)" in result.stdout
+    back = burnish("convert", target, tmp_path / "back", "--to", "default")
+    assert back.returncode == 0, back.stderr
+    assert torch.equal(DefaultRecorder().load(tmp_path / "back.mpk")["nested"]["b"], torch.ones(2))

@@ -1,0 +1,88 @@
+"""The Hugging Face example: a `transformers` GPT-2 (random init, nothing downloaded) trained
+by the Learner on the standard library's sources; records load into a fresh HF model, resume
+is bit-identical, and both HF's and burnish's gradient checkpointing give the same model."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import burnish as bn
+from burnish.optim import GradientsParams
+from burnish.record import DefaultRecorder
+
+pytest.importorskip("transformers")
+
+from examples.huggingface import HfGptConfig, hf_checkpointing, loaders, train
+from examples.text_corpus import ByteWindows, stdlib_corpus
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+TINY = HfGptConfig(n_layer=2, n_embd=32, n_head=2, n_positions=32)
+SMALL = {"config": TINY, "max_bytes": 768, "batch_size": 8}  # 3 iterations an epoch
+
+
+def params(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {name: p.detach().clone() for name, p in model.named_parameters()}
+
+
+def test_the_corpus_is_split_by_file_into_byte_windows():
+    corpus = stdlib_corpus(max_bytes=50_000)
+    assert not set(corpus.train_files) & set(corpus.valid_files)
+    assert corpus.train.numel() == 50_000 and corpus.valid.numel() == 5_000
+    windows = ByteWindows(corpus.train, 32)
+    assert len(windows) == 1562 and windows.get(1562) is None
+    assert windows.get(1).dtype == torch.int64 and windows.get(1).max() < 256
+    with pytest.raises(ValueError, match="`seq_len` must be >= 2"):
+        ByteWindows(corpus.train, 1)
+
+
+def test_trains_saves_and_loads_into_a_fresh_hf_model(tmp_path):
+    result = train(tmp_path / "run", **SMALL)
+    assert result.epochs_completed == 1
+    loss = (tmp_path / "run/train/epoch-1/Loss.log").read_text().splitlines()
+    assert len(loss) == 3
+    path = result.model.save_file(tmp_path / "model", DefaultRecorder())
+    fresh = TINY.init().load_file(path, DefaultRecorder())
+    batch = next(iter(loaders(32, 4, 768)[1]))
+    with torch.no_grad():
+        expected = bn.valid(result.model)(**batch).logits
+        torch.testing.assert_close(bn.valid(fresh)(**batch).logits, expected, atol=0, rtol=0)
+
+
+def test_resume_is_bit_identical(tmp_path):
+    straight = train(tmp_path / "straight", num_epochs=2, **SMALL).model
+    train(tmp_path / "resumed", num_epochs=1, **SMALL)
+    resumed = train(tmp_path / "resumed", num_epochs=2, resume=True, **SMALL)
+    assert resumed.epochs_completed == 2
+    for name, value in params(straight).items():
+        assert torch.equal(value, params(resumed.model)[name]), name
+
+
+def test_hf_and_burnish_gradient_checkpointing_give_the_same_gradients():
+    batch = next(iter(loaders(32, 4, 768)[0]))
+    grads = {}
+    for mode in (None, "hf", "burnish"):
+        bn.seed(1)
+        model = TINY.init()
+        if mode == "hf":
+            hf_checkpointing(model.model)
+        if mode == "burnish":
+            assert model.checkpoint_blocks() == ["model.transformer.h.0", "model.transformer.h.1"]
+        torch.manual_seed(2)  # the same dropout masks
+        output = model.train_step(batch)
+        grads[mode] = (GradientsParams.from_grads(output.grads, model), model)
+    reference, model = grads[None]
+    for mode in ("hf", "burnish"):
+        for name, _ in model.named_parameters():
+            torch.testing.assert_close(
+                grads[mode][0].get(name), reference.get(name), atol=1e-6, rtol=0, msg=name
+            )
+
+
+@pytest.mark.parametrize("mode", ["hf", "burnish"])
+def test_the_learner_trains_the_same_model_with_either_checkpointing(tmp_path, mode):
+    plain = train(tmp_path / "plain", **SMALL).model
+    checkpointed = train(tmp_path / mode, checkpointing=mode, **SMALL).model
+    assert bn.checkpointed_blocks(checkpointed) == []  # burnish's: undone after `fit`
+    for name, value in params(plain).items():
+        torch.testing.assert_close(params(checkpointed)[name], value, atol=1e-6, rtol=0)
