@@ -26,8 +26,10 @@ from burnish.optim import (
     GradientsParams,
     LBFGSConfig,
     LineSearchFn,
+    ModuleOptimizer,
     MomentumConfig,
     MuonConfig,
+    ParamGroup,
     WeightDecayConfig,
 )
 from burnish.optim.line_search import cubic_interpolate
@@ -414,3 +416,29 @@ def test_lbfgs_strong_wolfe_with_a_zero_learning_rate_moves_nothing():
     optim = LBFGSConfig(line_search_fn=LineSearchFn.StrongWolfe).init()
     model, _ = optim.step(0.0, model, _lbfgs_closure(batch))
     assert_close(dict(model.named_parameters()), before, atol=0, rtol=0)
+
+
+def test_muon_in_a_module_optimizer_group_equals_the_split_by_hand():
+    """Burn main's form: `ModuleOptimizer(AdamW).with_group(ParamGroup(weights), Muon)`."""
+
+    def mlp():
+        bn.seed(2)
+        return nn.Sequential(nn.Linear(5, 8, dtype=F64), nn.Tanh(), nn.Linear(8, 3, dtype=F64))
+
+    grouped_model, split_model = mlp(), mlp()
+    grouped = ModuleOptimizer(AdamWConfig()).with_group(
+        ParamGroup.from_regex(r"weight$"), MuonConfig()
+    )
+    muon, adamw = MuonConfig().init(), AdamWConfig().init()
+    gen = torch.Generator().manual_seed(4)
+    for _ in range(5):
+        x = torch.randn(4, 5, generator=gen, dtype=F64)
+        grads = GradientsParams.from_grads(bn.backward(grouped_model(x).pow(2).mean()),
+                                           grouped_model)  # fmt: skip
+        grouped.step(0.01, grouped_model, grads)
+        grads = bn.backward(split_model(x).pow(2).mean())
+        weights = [split_model[0].weight, split_model[2].weight]
+        muon.step(0.01, split_model, GradientsParams.from_params(grads, split_model, weights))
+        adamw.step(0.01, split_model, GradientsParams.from_grads(grads, split_model))
+    assert_close(dict(grouped_model.named_parameters()), dict(split_model.named_parameters()),
+                 atol=1e-12, rtol=0)  # fmt: skip
