@@ -104,7 +104,7 @@ class Adan(Optimizer):
         torch._foreach_copy_(neg_pre_grad, grads)
         torch._foreach_neg_(neg_pre_grad)
         update = self._direction(time, exp_avg, exp_avg_diff, exp_avg_sq)
-        self._apply(lr, params, update)
+        self._move(lr, params, update)
 
     def _direction(
         self, time: Tensor, exp_avg: list[Tensor], exp_avg_diff: list[Tensor], exp_avg_sq: list
@@ -120,7 +120,7 @@ class Adan(Optimizer):
         torch._foreach_div_(update, denom)
         return update
 
-    def _apply(self, lr: float, params: list[Tensor], update: Any) -> None:
+    def _move(self, lr: float, params: list[Tensor], update: Any) -> None:
         decay = lr * self.config.weight_decay
         if self.config.no_prox and self.config.weight_decay > 0.0:
             torch._foreach_mul_(params, 1.0 - decay)
