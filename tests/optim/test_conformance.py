@@ -17,6 +17,7 @@ from burnish.optim import (
     AdaGradConfig,
     AdamConfig,
     AdamWConfig,
+    AdanConfig,
     GradientClippingConfig,
     GradientsParams,
     MomentumConfig,
@@ -51,6 +52,16 @@ TABLE = {
     "rmsprop": (RmsPropConfig(), 0.01),
     "rmsprop_centered": (RmsPropConfig(momentum=0.0, centered=True), 0.05),
     "adagrad": (AdaGradConfig(), 0.5),
+    "adam_amsgrad": (AdamConfig(amsgrad=True), 0.1),
+    "adamw_amsgrad_cautious": (
+        AdamWConfig(weight_decay=0.01, amsgrad=True, cautious_weight_decay=True),
+        0.1,
+    ),
+    "adan": (AdanConfig(weight_decay=0.01), 0.1),
+    "adan_no_prox_clip": (
+        AdanConfig(weight_decay=0.01, no_prox=True, grad_clipping=GradientClippingConfig.norm(1.0)),
+        0.1,
+    ),
 }
 NAMES = sorted(TABLE)
 

@@ -23,10 +23,15 @@ import burnish as bn
 from burnish.module import fork
 from burnish.optim import (
     AdamConfig,
+    AdamWConfig,
+    AdanConfig,
     GradientClippingConfig,
     GradientsAccumulator,
     GradientsParams,
+    LBFGSConfig,
+    LineSearchFn,
     ModuleOptimizer,
+    MuonConfig,
     ParamGroup,
     SgdConfig,
     WeightDecayConfig,
@@ -42,11 +47,11 @@ LR = 0.1
 class Net(nn.Module):
     """A linear, a list of blocks, and an optional `scale` parameter."""
 
-    def __init__(self, blocks: int = 2) -> None:
+    def __init__(self, blocks: int = 2, bias: bool = True) -> None:
         super().__init__()
         bn.seed(1)
-        self.first = nn.Linear(3, 4, dtype=F64)
-        self.blocks = nn.ModuleList(nn.Linear(4, 4, dtype=F64) for _ in range(blocks))
+        self.first = nn.Linear(3, 4, bias=bias, dtype=F64)
+        self.blocks = nn.ModuleList(nn.Linear(4, 4, bias=bias, dtype=F64) for _ in range(blocks))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.first(x)
@@ -471,6 +476,11 @@ OPTIMIZERS = [
     AdamConfig(grad_clipping=GradientClippingConfig.value(0.5)),
     AdamConfig(grad_clipping=GradientClippingConfig.global_norm(0.5)),
     SgdConfig(weight_decay=WeightDecayConfig(0.01)),
+    AdamConfig(amsgrad=True),
+    AdamWConfig(weight_decay=0.01, amsgrad=True, cautious_weight_decay=True),
+    AdanConfig(weight_decay=0.01),
+    AdanConfig(weight_decay=0.01, no_prox=True, grad_clipping=GradientClippingConfig.norm(0.5)),
+    MuonConfig(weight_decay=WeightDecayConfig(0.01)),
     _Grouped(),
 ]
 OPTIMIZER_IDS = [
@@ -479,13 +489,20 @@ OPTIMIZER_IDS = [
     "adam-clip-value",
     "adam-clip-global-norm",
     "sgd-decay",
+    "adam-amsgrad",
+    "adamw-amsgrad-cautious",
+    "adan",
+    "adan-no-prox-clip",
+    "muon",
     "module-optimizer-groups",
 ]
 
 
 def _custom_loop_lines(blocks: int, optim) -> int:
     """burnish's lines run in 5 iterations of a custom loop, after a first one."""
-    model, scheduler, optim = Net(blocks=blocks), _lr_scheduler(optim), optim.init()
+    matrices_only = isinstance(optim, MuonConfig)  # Muon steps weight matrices only
+    model = Net(blocks=blocks, bias=not matrices_only)
+    scheduler, optim = _lr_scheduler(optim), optim.init()
     accumulator = GradientsAccumulator()
 
     def iteration() -> None:
@@ -507,6 +524,26 @@ def test_custom_loop_python_work_does_not_grow_with_the_parameter_count(optim):
     """`bn.backward` -> `GradientsParams` -> accumulation -> `optim.step`: O(1) Python."""
     few, many = _custom_loop_lines(4, optim), _custom_loop_lines(40, optim)
     assert few > 0  # the counter sees burnish's lines
+    assert many == few
+
+
+def _lbfgs_lines(blocks: int, line_search: LineSearchFn | None) -> int:
+    """burnish's lines run in 3 L-BFGS steps (3 iterations each), after a first one."""
+    model = Net(blocks=blocks)
+    optim = LBFGSConfig(max_iter=3, tolerance_grad=0.0, tolerance_change=0.0,
+                        line_search_fn=line_search).init()  # fmt: skip
+    optim.step(LR, model, _loss)
+    with _BurnishLines() as lines:
+        for _ in range(3):
+            optim.step(LR, model, _loss)
+    return lines.count
+
+
+@pytest.mark.parametrize("line_search", [None, LineSearchFn.StrongWolfe], ids=["fixed", "wolfe"])
+def test_lbfgs_python_work_does_not_grow_with_the_parameter_count(line_search):
+    """Flattening and writing back the parameters are C-level maps: O(1) Python per step."""
+    few, many = _lbfgs_lines(4, line_search), _lbfgs_lines(40, line_search)
+    assert few > 0
     assert many == few
 
 

@@ -33,6 +33,8 @@ class AdamConfig:
         epsilon: added to the square root of the second moment.
         weight_decay: L2 penalty added to the gradient (coupled, as `torch.optim.Adam`).
         grad_clipping: per-tensor clipping applied first.
+        amsgrad: AMSGrad (Burn main): divide by the running maximum of the second moment
+            instead of the moment itself (`torch.optim.Adam(amsgrad=True)`).
     """
 
     beta_1: float = 0.9
@@ -40,6 +42,7 @@ class AdamConfig:
     epsilon: float = 1e-5
     weight_decay: WeightDecayConfig | None = None
     grad_clipping: GradientClippingConfig | None = None
+    amsgrad: bool = False
 
     def __post_init__(self) -> None:
         _check_betas(self.beta_1, self.beta_2, self.epsilon)
@@ -54,6 +57,8 @@ class Adam(Optimizer):
 
     Per step t: `m = b1 m + (1 - b1) g`, `v = b2 v + (1 - b2) g^2`,
     `p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)`.
+    With `amsgrad`, `v` in the update is `v_max = max(v_max, v)` (Reddi et al., 2018, "On the
+    Convergence of Adam and Beyond"); its state is `max_moment_2`.
     Runs `torch.optim.adam.adam` (foreach).
     """
 
@@ -64,11 +69,24 @@ class Adam(Optimizer):
         self.config = config
 
     def _new_state(self, param: Tensor) -> dict[str, Any]:
-        return {
+        state = {
             "step": _new_step(),
             "moment_1": torch.zeros_like(param, memory_format=torch.preserve_format),
             "moment_2": torch.zeros_like(param, memory_format=torch.preserve_format),
         }
+        if self.config.amsgrad:
+            state["max_moment_2"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+        return state
+
+    def _state(self, name: str, param: Tensor) -> dict[str, Any]:
+        state = super()._state(name, param)
+        if self.config.amsgrad and "max_moment_2" not in state:
+            # A record saved without AMSGrad: its maximum starts at the second moment, as Burn.
+            state["max_moment_2"] = state["moment_2"].clone()
+        return state
+
+    def _max_moments(self, states: list[dict]) -> list[Tensor]:
+        return column(states, "max_moment_2") if self.config.amsgrad else []
 
     def _weight_decay(self) -> float:
         decay = self.config.weight_decay
@@ -78,7 +96,7 @@ class Adam(Optimizer):
         """The keyword arguments of torch's `adam` kernel that come from the config."""
         return {
             "decoupled_weight_decay": self.decoupled,
-            "amsgrad": False,
+            "amsgrad": self.config.amsgrad,
             "beta1": self.config.beta_1,
             "beta2": self.config.beta_2,
             "weight_decay": self._weight_decay(),
@@ -96,7 +114,7 @@ class Adam(Optimizer):
             grads,
             column(states, "moment_1"),
             column(states, "moment_2"),
-            [],
+            self._max_moments(states),
             steps_on_device(states, params) if capturable else column(states, "step"),
             foreach=True,
             capturable=capturable,
@@ -121,7 +139,7 @@ class Adam(Optimizer):
             grads,
             column(states, "moment_1"),
             column(states, "moment_2"),
-            [],
+            self._max_moments(states),
             steps_on_device(states, params),
             fused=True,
             found_inf=found_inf,

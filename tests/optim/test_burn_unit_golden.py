@@ -1,0 +1,259 @@
+"""Burn's own optimizer unit tests, rebuilt with burnish: the numbers in
+tests/golden/burn_unit_tests.py (Muon, Adan, L-BFGS, AMSGrad, cautious weight decay)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import burnish as bn
+from burnish.optim import (
+    AdamConfig,
+    AdamWConfig,
+    AdanConfig,
+    AdjustLrFn,
+    GradientsParams,
+    LBFGSConfig,
+    LineSearchFn,
+    MuonConfig,
+    WeightDecayConfig,
+)
+from burnish.optim.line_search import cubic_interpolate, strong_wolfe
+
+from tests.golden import burn_unit_tests as burn
+from tests.helpers import assert_close
+
+F32, F64 = torch.float32, torch.float64
+
+
+class BurnLinear(nn.Module):
+    """Burn's `Linear`: weight `[d_input, d_output]`, `x @ W + b`."""
+
+    def __init__(self, weight, bias, dtype=F32) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.tensor(weight, dtype=dtype))
+        self.bias = None if bias is None else nn.Parameter(torch.tensor(bias, dtype=dtype))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = x @ self.weight
+        return out if self.bias is None else out + self.bias
+
+
+def _step(optim, linear, x, lr=burn.LEARNING_RATE):
+    """Burn's `linear.forward(x).backward()`: the gradient of the output's sum."""
+    loss = linear(torch.tensor(x, dtype=F32)).sum()
+    return optim.step(lr, linear, GradientsParams.from_grads(bn.backward(loss), linear))
+
+
+def _fifty_steps(optim):
+    linear = BurnLinear(burn.WEIGHT, burn.BIAS)
+    for i in range(1, 51):
+        linear = _step(optim, linear, (torch.ones(2, 6) * (i * 0.1)).tolist())
+    return linear
+
+
+def _assert_layer(linear, expected, atol):
+    assert_close(linear.weight.detach(), torch.tensor(expected["weight"]), atol=atol, rtol=0)
+    assert_close(linear.bias.detach(), torch.tensor(expected["bias"]), atol=atol, rtol=0)
+
+
+def test_adam_amsgrad_50_steps():
+    config = AdamConfig(epsilon=1e-8, weight_decay=WeightDecayConfig(0.5), amsgrad=True)
+    _assert_layer(_fifty_steps(config.init()), burn.ADAM_AMSGRAD_50, atol=1e-5)
+
+
+def test_adamw_amsgrad_50_steps():
+    config = AdamWConfig(epsilon=1e-8, weight_decay=0.5, amsgrad=True)
+    _assert_layer(_fifty_steps(config.init()), burn.ADAMW_AMSGRAD_50, atol=1e-5)
+
+
+@pytest.mark.parametrize(("cautious", "x_2"), [(True, burn.X_2_CAUTIOUS), (False, burn.X_2)])
+def test_adamw_cautious_weight_decay_within_burns_tolerance(cautious, x_2):
+    """Burn's numbers hold to its own 1e-2 only (most are the plain test's, copied)."""
+    config = AdamWConfig(epsilon=1e-8, weight_decay=0.5, cautious_weight_decay=cautious)
+    optim = config.init()
+    linear = _step(optim, BurnLinear(burn.WEIGHT, burn.BIAS), burn.X_1)
+    linear = _step(optim, linear, x_2)
+    expected = [row[:] for row in burn.ADAMW_CAUTIOUS["weight"]]
+    if not cautious:
+        expected[5][5] = burn.ADAMW_PLAIN_LAST
+    _assert_layer(linear, {"weight": expected, "bias": burn.ADAMW_CAUTIOUS["bias"]}, atol=1e-2)
+
+
+def _cautious_adamw_formula(weight, bias, inputs, lr, wd, cautious):
+    """Burn's `AdamW::step` with `cautious_weight_decay`, transcribed in float64 torch."""
+    params = [torch.tensor(weight, dtype=F64), torch.tensor(bias, dtype=F64)]
+    m, v = [0, 0], [0, 0]
+    for t, x in enumerate(inputs, start=1):
+        x = torch.tensor(x, dtype=F64)
+        ones = torch.ones(x.shape[0], params[1].numel(), dtype=F64)
+        grads = [x.T @ ones, ones.sum(0)]
+        for i, (p, g) in enumerate(zip(params, grads)):
+            m[i] = m[i] * 0.9 + g * 0.1
+            v[i] = v[i] * 0.999 + g * g * 0.001
+            update = (m[i] / (1 - 0.9**t)) / ((v[i] / (1 - 0.999**t)).sqrt() + 1e-8)
+            decay = p * lr * wd
+            if cautious:
+                decay = decay.masked_fill((p >= 0) != (m[i] >= 0), 0.0)
+            params[i] = p - decay - update * lr
+    return params
+
+
+@pytest.mark.parametrize("cautious", [True, False])
+def test_adamw_cautious_weight_decay_equals_burns_formula(cautious):
+    """Tight: float64 burnish against a transcription of Burn's `AdamW::step`."""
+    gen = torch.Generator().manual_seed(3)
+    inputs = [(torch.randn(2, 6, generator=gen)).tolist() for _ in range(6)]
+    config = AdamWConfig(epsilon=1e-8, weight_decay=0.5, cautious_weight_decay=cautious)
+    optim, linear = config.init(), BurnLinear(burn.WEIGHT, burn.BIAS, F64)
+    for x in inputs:
+        loss = linear(torch.tensor(x, dtype=F64)).sum()
+        grads = GradientsParams.from_grads(bn.backward(loss), linear)
+        linear = optim.step(burn.LEARNING_RATE, linear, grads)
+    expected = _cautious_adamw_formula(burn.WEIGHT, burn.BIAS, inputs, 0.01, 0.5, cautious)
+    assert_close([linear.weight.detach(), linear.bias.detach()], expected, atol=1e-12, rtol=0)
+    plain = _cautious_adamw_formula(burn.WEIGHT, burn.BIAS, inputs, 0.01, 0.5, not cautious)
+    assert (plain[0] - expected[0]).abs().max() > 1e-4  # the mask was active
+
+
+def test_adan_with_numbers():
+    config = AdanConfig(beta_1=0.98, beta_2=0.92, beta_3=0.99, epsilon=1e-8, weight_decay=0.02)
+    optim = config.init()
+    linear = _step(optim, BurnLinear(burn.WEIGHT, burn.BIAS), burn.X_1)
+    linear = _step(optim, linear, burn.X_2)
+    _assert_layer(linear, burn.ADAN, atol=1e-5)
+
+
+def test_adan_no_nan_on_a_repeated_input():
+    """adan.rs `test_adan_optimizer_no_nan`: the same input twice (a zero gradient difference)."""
+    optim = AdanConfig(epsilon=1e-8, weight_decay=0.02).init()
+    linear = _step(optim, BurnLinear(burn.WEIGHT, burn.BIAS), burn.X_2)
+    linear = _step(optim, linear, burn.X_2)
+    assert torch.isfinite(linear.weight).all()
+
+
+# -- Muon ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("adjust", "cases"),
+    [
+        (AdjustLrFn.Original, burn.MUON_ADJUST_ORIGINAL),
+        (AdjustLrFn.MatchRmsAdamW, burn.MUON_ADJUST_MATCH_RMS_ADAMW),
+    ],
+)
+def test_muon_adjust_lr_fn(adjust, cases):
+    for shape, ratio in cases:
+        assert adjust.adjustment_ratio(shape) == pytest.approx(ratio, abs=1e-8)
+    assert adjust.adjustment_ratio([512]) == 1.0  # below two dimensions: unchanged
+
+
+def _orthogonalize(matrix):
+    return MuonConfig().init()._newton_schulz(torch.tensor([matrix], dtype=F32))[0]
+
+
+def test_muon_newton_schulz_orthogonalization():
+    orthogonal = _orthogonalize(burn.MUON_NS_MATRIX)
+    product = orthogonal @ orthogonal.T
+    assert abs(product[0, 0] - 1.0) < 0.1 and abs(product[1, 1] - 1.0) < 0.1
+
+
+def test_muon_tall_matrix_is_transposed_and_back():
+    tall = torch.tensor(burn.MUON_TALL)
+    orthogonal = _orthogonalize(burn.MUON_TALL)
+    assert orthogonal.shape == (8, 4) and not torch.equal(orthogonal, tall)
+    # Transposed inside: the columns (the short side) come out near-orthonormal.
+    assert_close(orthogonal.T @ orthogonal, torch.eye(4), atol=0.35, rtol=0)
+    wide = _orthogonalize(torch.tensor(burn.MUON_TALL).T.tolist())
+    assert wide.shape == (4, 8)
+    assert_close(wide, orthogonal.T, atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("penalty", [None, 0.01])
+def test_muon_zero_gradient(penalty):
+    """muon.rs `test_zero_gradient`: no NaN; unchanged, or shrunk by the decay alone."""
+    decay = None if penalty is None else WeightDecayConfig(penalty)
+    optim = MuonConfig(weight_decay=decay).init()
+    linear = BurnLinear(burn.MUON_SQUARE, None)
+    grads = GradientsParams()
+    grads.register(linear.weight, torch.zeros(4, 4), name="weight")
+    linear = optim.step(0.01, linear, grads)
+    before = torch.tensor(burn.MUON_SQUARE)
+    assert torch.isfinite(linear.weight).all()
+    if penalty is None:
+        assert_close(linear.weight.detach(), before, atol=1e-6, rtol=0)
+    else:
+        assert_close(linear.weight.detach(), before * (1 - 0.01 * penalty), atol=1e-7, rtol=0)
+
+
+def test_muon_with_weight_decay_reduces_the_weights():
+    """muon.rs `test_muon_with_weight_decay`."""
+    linear = BurnLinear([[1.0] * 4] * 4, None)
+    optim = MuonConfig(weight_decay=WeightDecayConfig(0.01)).init()
+    linear = _step(optim, linear, [[0.5] * 4] * 2)
+    assert (linear.weight < 1.0).all()
+
+
+def test_muon_refuses_a_parameter_that_is_not_a_matrix():
+    """muon.rs `test_1d_tensor_panics`: burnish raises, naming the parameter and the fix."""
+    linear = BurnLinear(burn.WEIGHT, burn.BIAS)
+    loss = linear(torch.tensor(burn.X_1)).sum()
+    grads = GradientsParams.from_grads(bn.backward(loss), linear)
+    with pytest.raises(ValueError, match=r"matrices only.*'bias' with shape \[6\].*AdamW"):
+        MuonConfig().init().step(0.01, linear, grads)
+
+
+# -- L-BFGS ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "bounds", "expected"), burn.CUBIC_INTERPOLATE)
+def test_cubic_interpolate(args, bounds, expected):
+    assert cubic_interpolate(*args, bounds) == pytest.approx(expected, abs=1e-8)
+
+
+def test_strong_wolfe_direct_comparison():
+    """lbfgs.rs `test_strong_wolfe_direct_comparison`, in float32 as Burn's tensors are."""
+    golden = burn.STRONG_WOLFE
+
+    def objective(x, t, d):
+        x = x + d * t
+        x2 = x * x
+        return float((x2 * x2 - x2 * 2.0 + x).sum()), x2 * x * 4.0 - x * 4.0 + 1.0
+
+    x, d = torch.tensor([golden["x"]]), torch.tensor([golden["d"]])
+    f, g = objective(x, 0.0, d)
+    gtd = float(g.dot(d))
+    assert f == pytest.approx(golden["f_init"], abs=1e-6)
+    assert gtd == pytest.approx(golden["gtd_init"], abs=1e-6)
+    f_final, g_final, t_final, evals = strong_wolfe(objective, x, golden["t"], d, f, g, gtd,
+                                                    1e-4, 0.9, 1e-9, 10)  # fmt: skip
+    assert f_final == pytest.approx(golden["f_final"], abs=1e-6)
+    assert float(g_final) == pytest.approx(golden["g_final"], abs=1e-5)
+    assert t_final == pytest.approx(golden["t_final"], abs=1e-6)
+    assert evals == golden["evals"]
+
+
+@pytest.mark.parametrize(
+    ("line_search", "expected"),
+    [(LineSearchFn.StrongWolfe, burn.LBFGS_STRONG_WOLFE), (None, burn.LBFGS_NO_LINE_SEARCH)],
+    ids=["strong-wolfe", "no-line-search"],
+)
+def test_lbfgs_one_step(line_search, expected):
+    """lbfgs.rs `test_lbfgs_(no_)strong_wolfe_comparison` (float32, as Burn's tensors)."""
+    linear = nn.Linear(1, 1)
+    with torch.no_grad():
+        linear.weight.fill_(0.5)
+        linear.bias.fill_(0.1)
+    x, y = torch.tensor(burn.LBFGS_X), torch.tensor(burn.LBFGS_Y)
+
+    def closure(model):
+        loss = ((model(x) - y) ** 2).sum()  # Burn's MseLoss with Reduction::Sum
+        return loss, GradientsParams.from_grads(bn.backward(loss), model)
+
+    assert float(closure(linear)[0].detach()) == pytest.approx(burn.LBFGS_INITIAL_LOSS, abs=1e-5)
+    optim = LBFGSConfig(line_search_fn=line_search).init()
+    linear, loss = optim.step(0.001, linear, closure)
+    assert loss == pytest.approx(expected["loss"], abs=1e-5)
+    assert linear.weight.item() == pytest.approx(expected["weight"], abs=1e-5)
+    assert linear.bias.item() == pytest.approx(expected["bias"], abs=1e-5)
