@@ -27,7 +27,7 @@ class ModuleLearningRate(float):
     metric, the trackers) reads the base rate; `ModuleOptimizer.step` reads each group's.
     A parameter takes the rate of the last group added that matches its path (Burn's rule).
 
-    Args:
+    Attributes:
         lrs: one rate per group, the base group's first.
         groups: the groups, the first `ParamGroup.all()`.
     """
