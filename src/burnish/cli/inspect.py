@@ -92,7 +92,7 @@ class StoredRecord:
                          f"{meta.int})")  # fmt: skip
             lines.append(f"Written by: burnish {meta.version}")
         else:
-            lines.append("Precision: as the file stores each tensor (not written by burnish)")
+            lines.append("Precision: as the file stores each tensor (no recorder settings)")
         if meta.record_type:
             lines.append(f"Record type: {meta.record_type}")
         total = sum(math.prod(leaf.data.shape) for leaf in self.tensors.values())
