@@ -194,11 +194,12 @@ class DeviceBatches:
             yield self.batch_type(self.images[index], self.targets[index])
 
 
-def data_for(name: str, device, iterations: int):
-    """(train batches, valid batches) on `device`: `iterations` train batches, up to 8 valid."""
+def data_for(name: str, device, iterations: int, batch: int | None = None):
+    """(train batches, valid batches) on `device`: `iterations` train batches, up to 8 valid,
+    of `batch` examples (the model's benchmark batch size by default)."""
     import torch
 
-    batch, valid_batches = MODELS[name], min(8, max(2, iterations))
+    batch, valid_batches = batch or MODELS[name], min(8, max(2, iterations))
     if name == "guide":
         from burnish.data.dataset.vision import MnistDataset
 
@@ -376,6 +377,7 @@ def child(argv: list[str]) -> None:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--batch-size", type=int, help="default: the model's, in MODELS")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--benchmark", choices=("overhead", "time_to_accuracy"))
     args = parser.parse_args(argv)
@@ -383,7 +385,7 @@ def child(argv: list[str]) -> None:
     import torch
 
     device = torch.device(args.device)
-    train, valid = data_for(args.model, device, args.iterations)
+    train, valid = data_for(args.model, device, args.iterations, args.batch_size)
     validate = args.benchmark == "time_to_accuracy"
     function = contender(args.contender, device)
     # Warm-up on a throwaway model: CUDA context, cuDNN autotuning, compilation.

@@ -23,3 +23,44 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+# The test files that take longest, longest first (their tests' seconds summed, from
+# `pytest -n auto --junitxml`: notes_durations.md). They start first, so that the workers
+# of `-n auto` (work stealing: `--dist worksteal` in pyproject's addopts) end on short tests
+# instead of one worker running a long file alone at the end. A new slow file belongs here.
+SLOWEST_FILES = (
+    "tests/train/test_crash_resume.py",
+    "tests/train/test_distributed.py",
+    "tests/docs/test_snippets.py",
+    "tests/train/test_preemption.py",
+    "tests/train/metric/test_ranges.py",
+    "tests/train/test_listeners.py",
+    "tests/train/test_run_lock.py",
+    "tests/train/test_mid_epoch.py",
+    "tests/train/test_host_syncs.py",
+    "tests/optim/test_param_cache.py",
+    "tests/test_distributed_overlap_bench.py",
+    "tests/train/test_budget.py",
+    "tests/test_benchmarks.py",
+    "tests/train/test_learner.py",
+    "tests/test_benchmarks_device.py",
+    "tests/train/test_compile.py",
+    "tests/examples/test_custom_loops.py",
+    "tests/test_io.py",
+    "tests/test_many_tensors_bench.py",
+    "tests/cli/test_convert.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slowest files first; each file's tests stay together and in their order (a sort that
+    keeps the order of equals), so a module-scoped fixture is not built again between them."""
+
+    def file_rank(item: pytest.Item) -> int:
+        path = item.path.as_posix()
+        return next(
+            (i for i, name in enumerate(SLOWEST_FILES) if path.endswith(name)), len(SLOWEST_FILES)
+        )
+
+    items.sort(key=file_rank)

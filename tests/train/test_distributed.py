@@ -65,6 +65,15 @@ def one_process(tmp_path_factory):
     return directory
 
 
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory):
+    """One uninterrupted two-rank run with the default flags: what the resumed, restarted and
+    preempted runs below must end as, bit for bit (one run shared, read-only, by them all)."""
+    directory = tmp_path_factory.mktemp("straight")
+    check(torchrun(str(directory / "artifacts"), str(directory / "final.pt")))
+    return directory
+
+
 def test_two_ranks_equal_one_process_on_the_concatenated_batches(one_process, tmp_path):
     check(torchrun(str(tmp_path / "artifacts"), str(tmp_path / "final.pt"), "--csv"))
     assert_params_close(tmp_path / "final.pt", one_process / "final.pt")
@@ -99,9 +108,7 @@ def test_two_ranks_equal_one_process_on_the_concatenated_batches(one_process, tm
     ]
 
 
-def test_resume_under_two_ranks_and_on_another_world_size(tmp_path):
-    straight = tmp_path / "straight"
-    check(torchrun(str(straight / "artifacts"), str(straight / "final.pt")))
+def test_resume_under_two_ranks_and_on_another_world_size(straight, tmp_path):
     resumed = tmp_path / "resumed"
     check(torchrun(str(resumed / "artifacts"), str(resumed / "final.pt"), "--epochs", "1"))
     check(torchrun(str(resumed / "artifacts"), str(resumed / "final.pt"), "--resume-epoch", "1"))
@@ -132,9 +139,7 @@ def test_a_crashing_rank_fails_the_run_instead_of_hanging(tmp_path):
     assert not (tmp_path / "final.pt").exists()
 
 
-def test_sigkill_mid_epoch_under_two_ranks_then_resume_is_bit_identical(tmp_path):
-    straight = tmp_path / "straight"
-    check(torchrun(str(straight / "artifacts"), str(straight / "final.pt")))
+def test_sigkill_mid_epoch_under_two_ranks_then_resume_is_bit_identical(straight, tmp_path):
     resumed = tmp_path / "resumed"
     flags = ("--checkpoint-every", "3")
     killed = torchrun(
@@ -162,12 +167,12 @@ def test_sigkill_mid_epoch_under_two_ranks_then_resume_is_bit_identical(tmp_path
     ],
     ids=["rank-1-mid-epoch", "rank-0-in-checkpoint-write"],
 )
-def test_elastic_restart_after_a_rank_is_killed_is_bit_identical(tmp_path, kill, resumed_from):
+def test_elastic_restart_after_a_rank_is_killed_is_bit_identical(
+    straight, tmp_path, kill, resumed_from
+):
     """torchrun --max-restarts=1: a rank SIGKILLed mid-epoch or while its checkpoint is being
     written; the agent restarts the group, which resumes from the newest committed checkpoint
     and ends as an uninterrupted run."""
-    straight = tmp_path / "straight"
-    check(torchrun(str(straight / "artifacts"), str(straight / "final.pt")))
     elastic = tmp_path / "elastic"
     flags = ("--checkpoint-every", "3", *kill)
     done = torchrun(str(elastic / "artifacts"), str(elastic / "final.pt"), *flags, restarts=1)
@@ -398,12 +403,12 @@ def test_sigterm_to_one_rank_stops_both_at_one_iteration_then_requeue_and_resume
 
 
 @pytest.mark.parametrize("exit_code", [None, 0], ids=["default-143-restarts", "0-ends-the-job"])
-def test_the_preemption_exit_code_decides_whether_torchrun_restarts_the_group(tmp_path, exit_code):
+def test_the_preemption_exit_code_decides_whether_torchrun_restarts_the_group(
+    straight, tmp_path, exit_code
+):
     """Under `torchrun --max-restarts=1`, a rank preempted in the first attempt exits with the
     preemption's code: a failure code (143) makes the agent restart the group, which resumes
     from the preemption's checkpoint and ends as an uninterrupted run; 0 ends the job there."""
-    straight = tmp_path / "straight"
-    check(torchrun(str(straight / "artifacts"), str(straight / "final.pt")))
     run = tmp_path / "run"
     flags = ["--checkpoint-every", "3", "--preempt-at", "5", "--preempt-rank", "1"]
     if exit_code is not None:
