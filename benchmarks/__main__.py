@@ -33,6 +33,7 @@ NAMES = (
     "compile",
     "async_checkpoint",
     "log_reading",
+    "language_model",
 )
 #: Opt-in (`-b NAME`): slow on 2 cores.
 OPT_IN = ("compile", "async_checkpoint")
