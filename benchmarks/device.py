@@ -171,9 +171,9 @@ def gpt():
     import torch.nn.functional as F
 
     import burnish as bn
+    from benchmarks.language_model import model_config
     from burnish.train import ClassificationOutput, TrainOutput
 
-    from benchmarks.language_model import model_config
     from examples.language_model.model import Gpt
 
     class NextByteGpt(Gpt):
@@ -255,9 +255,9 @@ def data_for(name: str, device, iterations: int):
         train = tensors(MnistDataset.train(), min(iterations * batch, 60000))
         valid = tensors(MnistDataset.test(), valid_batches * batch)
     elif name == "gpt":
-        from examples.language_model.data import Corpus
-
         from benchmarks.language_model import model_config
+
+        from examples.language_model.data import Corpus
 
         length = model_config().context_length
         corpus = Corpus.stdlib(length, max_train_bytes=(iterations * batch + 1) * length)

@@ -28,7 +28,7 @@ Two measures, one fresh process per run, alternating:
                     (validation every `VALID_EVERY` steps; target learner / plain <= 1.05).
 
     .venv/bin/python -m benchmarks -b language_model
-    .venv/bin/python -m benchmarks.language_model child learner --mode tokens --steps 30
+    .venv/bin/python -m benchmarks.language_model child learner --mode tokens --steps 10
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ from typing import Any
 from benchmarks import harness
 
 BATCH, ACCUMULATION, VALID_WINDOWS, SEED = 8, 2, 32, 42
-VALID_EVERY = 10
-TARGET = 12.0  # validation perplexity (of the EMA weights)
+VALID_EVERY = 5
+TARGET = 25.0  # validation perplexity (of the EMA weights)
 CONTENDERS = ("plain", "learner", "lightning")
 TARGETS_TOKENS = {"learner": harness.at_most(1.03)}
 TARGETS_TIME = {"learner": harness.at_most(1.05)}
@@ -85,8 +85,8 @@ def run(settings: harness.Settings, log) -> list[harness.Row]:
         return []
     from benchmarks.overhead import lightning_available
 
-    steps = settings.iterations or (12 if settings.quick else 30)
-    budget = 20 if settings.quick else 80  # the most steps a time-to-target run may take
+    steps = settings.iterations or (4 if settings.quick else 10)
+    budget = 10 if settings.quick else 40  # the most steps a time-to-target run may take
     lightning = settings.lightning and lightning_available()
     names = [n for n in CONTENDERS if n != "lightning" or lightning]
     log(f"language model: {steps} steps x {settings.runs} runs, contenders {names}")
@@ -396,7 +396,7 @@ def child(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="benchmarks.language_model child")
     parser.add_argument("contender", choices=CONTENDERS)
     parser.add_argument("--mode", choices=("tokens", "target"), default="tokens")
-    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
     harness.set_threads(args.threads)
