@@ -45,6 +45,7 @@ class SplitDecayAdamW:
         per model. Stepping it moves exactly those parameters and takes their gradients out of
         `grads` in one pass (the optimizer keys gradients by parameter), with no Python loop
         over the tensors at each step."""
+        model = getattr(model, "module", model)  # a DistributedDataParallel wrapper's model
         if self._view is None or self._model is None or self._model() is not model:
             names = model.no_decay_parameters()  # type: ignore[operator]
             self._view = parameter_view(model, names)

@@ -14,8 +14,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from burnish.record import NamedMpkGzFileRecorder, SafetensorsFileRecorder
 from burnish.train.renderer import CliMetricsRenderer
@@ -199,3 +202,21 @@ def test_the_corpus_is_split_by_file_in_a_fixed_order() -> None:
         ByteWindowDataset(encode("ab"), 3)
     with pytest.raises(FileNotFoundError, match=r"holds no \*\.py file"):
         stdlib_files(REPO / "docs")
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.binary(max_size=300), seq_len=st.integers(1, 40))
+def test_windows_predict_every_byte_once_and_any_bytes_decode(data: bytes, seq_len: int) -> None:
+    tokens = np.frombuffer(data, dtype=np.uint8).copy()
+    assert isinstance(decode(tokens), str)  # invalid UTF-8 is replaced, never raised
+    if len(tokens) < seq_len + 1:
+        with pytest.raises(ValueError, match="too few"):
+            ByteWindowDataset(tokens, seq_len)
+        return
+    dataset = ByteWindowDataset(tokens, seq_len)
+    windows = dataset.get_stacked(np.arange(len(dataset)))
+    assert windows.shape == (len(dataset), seq_len + 1)
+    assert [bytes(w) for w in windows] == [bytes(dataset.get(i)) for i in range(len(dataset))]
+    targets = windows[:, 1:].reshape(-1)  # each byte after the first is a target once, in order
+    assert bytes(targets) == data[1 : 1 + len(targets)]
+    assert len(data) - 1 - len(targets) < seq_len  # fewer than one window is left out
