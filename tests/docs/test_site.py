@@ -15,6 +15,7 @@ TRANSLATED = [
     "custom-training-loops",
     "records",
     "long-runs",
+    "language-model",
 ]
 _EXTERNAL_ASSET = re.compile(
     r"<(?:script|img|iframe)[^>]+src=\"(?:https?:)?//|<link[^>]+href=\"(?:https?:)?//[^\"]*\"[^>]*"

@@ -70,8 +70,18 @@ def _perplexities(artifact_dir: Path, name: str = "Perplexity") -> list[float]:
     return found
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """One intra-op thread: tiny kernels on a shared 2-core machine run 10-40x slower with two
+    (OpenMP threads spinning while the other is descheduled)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory) -> tuple[Path, object]:
+def trained(tmp_path_factory, one_thread) -> tuple[Path, object]:
     artifact_dir = tmp_path_factory.mktemp("lm") / "run"
     result = train(artifact_dir, tiny_config(), renderer=CliMetricsRenderer())
     return artifact_dir, result
@@ -128,6 +138,8 @@ def test_top_k_one_is_greedy_and_bad_sampling_settings_are_refused(trained) -> N
 
 _KILLED_RUN = """
 import os, signal, sys
+import torch
+torch.set_num_threads(1)
 from burnish.train import TrainingListener
 from burnish.train.renderer import CliMetricsRenderer
 from tests.examples.test_language_model_example import tiny_config
