@@ -18,13 +18,12 @@ def main(argv: list[str] | None = None):
     parser.add_argument("--artifact-dir", default="artifacts/language-model")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--full", action="store_true", help="the longer recipe")
-    parser.add_argument("--iterations", type=int, help="optimizer steps (default 300, full 2000)")
+    parser.add_argument("--iterations", type=int, help="optimizer steps (default 250, full 2000)")
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     parser.add_argument(
         "--precision",
         choices=("bf16", "fp16", "fp32"),
-        help="default: bf16 on a GPU, fp32 (float32) on a CPU, where bf16's autocast costs\n"
-        "more than it saves at this size (2.7x slower on a Xeon with AMX)",
+        help="default bf16 (mixed precision: float32 parameters, bf16 autocast); fp32: none",
     )
     parser.add_argument(
         "--threads",
@@ -54,9 +53,9 @@ def main(argv: list[str] | None = None):
         config = full_config() if args.full else default_config()
     if args.iterations is not None:
         config = config.with_max_iterations(args.iterations)
-    precision = args.precision or ("fp32" if args.device == "cpu" else "bf16")
-    if not (args.resume and saved.exists()):
-        config = config.with_mixed_precision(None if precision == "fp32" else precision)
+    if args.precision is not None and not (args.resume and saved.exists()):
+        precision = None if args.precision == "fp32" else args.precision
+        config = config.with_mixed_precision(precision)
     result = train(args.artifact_dir, config, args.device, resume=args.resume)
     print(f"Saved the averaged model in {args.artifact_dir}/model.mpk")
     return result
