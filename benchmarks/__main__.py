@@ -33,6 +33,7 @@ NAMES = (
     "compile",
     "async_checkpoint",
     "log_reading",
+    "language_model",
 )
 #: Opt-in (`-b NAME`): slow on 2 cores.
 OPT_IN = ("compile", "async_checkpoint")
@@ -111,14 +112,15 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--device",
         help="run overhead and time_to_accuracy on this device (cuda, cpu) with the data on it: "
-        "guide model and ResNet-18, eager/custom/Learner/bf16/CUDA-graph contenders "
+        "guide model, ResNet-18 and the language model's GPT, "
+        "eager/custom/Learner/bf16/CUDA-graph contenders "
         "(benchmarks/device.py); default: the CPU benchmarks",
     )
     parser.add_argument(
         "--models",
         nargs="+",
-        choices=("guide", "resnet18"),
-        help="with --device: which models to run (default: both)",
+        choices=("guide", "resnet18", "gpt"),
+        help="with --device: which models to run (default: all three)",
     )
     parser.add_argument("--output", type=Path, default=Path(__file__).parent / "results.json")
     return parser.parse_args(argv)

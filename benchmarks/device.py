@@ -1,11 +1,15 @@
 """Training on an accelerator (`--device cuda`): burnish's loops against a plain eager loop.
 
-Two models, the data already on the device (each batch a slice of device tensors, in the same
-order for every contender):
+Three models, the data already on the device (each batch a slice of device tensors, in the
+same order for every contender):
 
   guide     the guide's MNIST model (hidden 512, batch 64), MNIST images;
   resnet18  a ResNet-18 for 3x32x32 images (defined below, no torchvision), batch 256, random
-            images and labels (the speed of a step does not depend on the pixels).
+            images and labels (the speed of a step does not depend on the pixels);
+  gpt       the GPT of `examples/language_model` (4 blocks, width 256, context 128: 3.3M
+            parameters; `benchmarks/language_model.py`'s), batch 32 windows of the standard
+            library's bytes; "accuracy" is its next-byte accuracy (Adam here, as every model of
+            this benchmark: the full recipe is `benchmarks/language_model.py`'s).
 
 Contenders, one fresh process each, alternating:
 
@@ -23,7 +27,7 @@ The timed region is `epochs` epochs of training (and, for `time_to_accuracy`, va
 after each), after a warm-up of `WARMUP` iterations that every contender runs first on its own
 copy of the model (CUDA context, cuDNN autotuning, torch's compile caches; learner-graphs
 still traces its step again in the timed run, from warm caches). Targets, on a GPU: learner /
-plain <= 1.03 on both models, learner-graphs / plain <= 0.7 on the guide model.
+plain <= 1.03 on every model, learner-graphs / plain <= 0.7 on the guide model.
 
     .venv/bin/python -m benchmarks.device child learner --model guide --device cuda
 """
@@ -40,11 +44,12 @@ from typing import Any
 from benchmarks import harness
 
 CONTENDERS = ("plain", "custom", "learner", "learner-bf16", "learner-graphs", "lightning")
-MODELS = {"guide": 64, "resnet18": 256}  # model -> batch size
+MODELS = {"guide": 64, "resnet18": 256, "gpt": 32}  # model -> batch size
 LR, SEED, WARMUP = 1e-3, 42, 5
 TARGETS = {
     "guide": {"learner": harness.at_most(1.03), "learner-graphs": harness.at_most(0.7)},
     "resnet18": {"learner": harness.at_most(1.03)},
+    "gpt": {"learner": harness.at_most(1.03)},
 }
 
 
@@ -158,12 +163,47 @@ def resnet18(num_classes: int = 10):
     return ResNet18()
 
 
+def gpt():
+    """The language-model example's GPT, as a classifier of the next byte: `forward` gives the
+    logits of every position `[batch * length, 256]`, so the loops of this file train it as
+    they train the image models (the batches' targets are flattened to match)."""
+    import torch
+    import torch.nn.functional as F
+
+    import burnish as bn
+    from benchmarks.language_model import model_config
+    from burnish.train import ClassificationOutput, TrainOutput
+
+    from examples.language_model.model import Gpt
+
+    class NextByteGpt(Gpt):
+        def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+            return super().forward(tokens).flatten(0, 1)
+
+        def forward_classification(self, batch) -> ClassificationOutput:
+            output = self.forward(batch.images)
+            return ClassificationOutput(
+                F.cross_entropy(output, batch.targets), output, batch.targets
+            )
+
+        def train_step(self, batch) -> TrainOutput:
+            item = self.forward_classification(batch)
+            return TrainOutput(self, bn.backward(item.loss), item)
+
+        def valid_step(self, batch) -> ClassificationOutput:
+            return self.forward_classification(batch)
+
+    return NextByteGpt(model_config())
+
+
 def model_for(name: str, device):
     import burnish as bn
 
     bn.seed(SEED)
     if name == "resnet18":
         return resnet18().to(device)
+    if name == "gpt":
+        return gpt().to(device)
     from examples.mnist.model import ModelConfig
 
     return ModelConfig(num_classes=10, hidden_size=512).init(device)
@@ -191,12 +231,16 @@ class DeviceBatches:
     def __iter__(self):
         for start in range(0, len(self.targets), self.batch_size):
             index = self.order[start : start + self.batch_size]
-            yield self.batch_type(self.images[index], self.targets[index])
+            targets = self.targets[index]  # a sequence's: every position's, flattened
+            yield self.batch_type(
+                self.images[index], targets.flatten() if targets.ndim > 1 else targets
+            )
 
 
 def data_for(name: str, device, iterations: int, batch: int | None = None):
     """(train batches, valid batches) on `device`: `iterations` train batches, up to 8 valid,
     of `batch` examples (the model's benchmark batch size by default)."""
+    import numpy as np
     import torch
 
     batch, valid_batches = batch or MODELS[name], min(8, max(2, iterations))
@@ -211,6 +255,21 @@ def data_for(name: str, device, iterations: int, batch: int | None = None):
 
         train = tensors(MnistDataset.train(), min(iterations * batch, 60000))
         valid = tensors(MnistDataset.test(), valid_batches * batch)
+    elif name == "gpt":
+        from benchmarks.language_model import model_config
+
+        from examples.language_model.data import Corpus
+
+        length = model_config().context_length
+        corpus = Corpus.stdlib(length, max_train_bytes=(iterations * batch + 1) * length)
+        count = min(iterations * batch, len(corpus.train))
+
+        def tensors(dataset, n):
+            windows = torch.from_numpy(dataset.get_stacked(np.arange(n)).astype(np.int64))
+            return windows[:, :-1].to(device), windows[:, 1:].to(device)
+
+        train = tensors(corpus.train, count)
+        valid = tensors(corpus.valid, valid_batches * batch)
     else:
         generator = torch.Generator().manual_seed(SEED)
 
@@ -288,7 +347,7 @@ def _validate(model, valid, device):
 
 
 def _accuracy(correct, valid) -> float:
-    return 100 * correct.item() / len(valid.targets)
+    return 100 * correct.item() / valid.targets.numel()
 
 
 def learner(model, train, valid, epochs: int, device, validate: bool, configure=None) -> float:

@@ -6,6 +6,7 @@ Benchmarks are not tests: nothing here looks at how fast anything is.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -72,3 +73,26 @@ def test_guide_accuracy_learner_equals_the_plain_loop() -> None:
     assert len(learner) == 2 and learner == plain
     assert learner[1] > 50.0  # it learned something from 1,280 images
     assert "learner: last epoch over 1 seed(s)" in done.stdout
+
+
+def _language_model_child(contender: str, steps: int) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.language_model", "child", contender,
+         "--mode", "target", "--steps", str(steps)],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "1", "BURNISH_RENDERER": "cli"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    line = next(x for x in done.stdout.splitlines() if x.startswith("BENCH-RESULT "))
+    return json.loads(line.removeprefix("BENCH-RESULT "))
+
+
+@pytest.mark.timeout(300)
+def test_the_language_model_learner_runs_the_plain_loops_recipe() -> None:
+    """The Learner and the hand loop train the GPT on the same windows to the same perplexity."""
+    plain, learner = _language_model_child("plain", 3), _language_model_child("learner", 3)
+    assert plain["steps"] == learner["steps"] == 3
+    assert learner["perplexity"] == pytest.approx(plain["perplexity"], rel=1e-4)
+    assert 25.0 < plain["perplexity"] < 256.0  # learning, not at the target after 3 steps
+    assert not plain["reached"] and not learner["reached"]
+    assert learner["tokens_per_second"] > 0 and learner["cpu_seconds"] > 0

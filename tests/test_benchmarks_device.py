@@ -64,3 +64,16 @@ def test_the_cli_takes_a_device_and_targets_apply_only_on_a_gpu() -> None:
     with pytest.raises(SystemExit):
         cli.parse(["--device", "cpu", "--models", "resnet50"])
     assert set(TARGETS["guide"]) == {"learner", "learner-graphs"}
+    assert cli.parse(["--device", "cpu", "--models", "gpt"]).models == ["gpt"]
+    assert set(TARGETS["gpt"]) == {"learner"}
+
+
+@pytest.mark.timeout(600)
+def test_the_language_model_gpt_trains_the_same_under_every_eager_loop() -> None:
+    from benchmarks.device import gpt
+
+    assert 3_000_000 < sum(p.numel() for p in gpt().parameters()) < 3_500_000
+    results = {name: _child(name, "gpt", 2) for name in EAGER}
+    accuracies = {name: result["accuracy"] for name, result in results.items()}
+    assert len(set(accuracies.values())) == 1, accuracies  # same windows, weights, steps
+    assert 0 < accuracies["plain"] < 100

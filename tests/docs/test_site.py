@@ -16,6 +16,7 @@ TRANSLATED = [
     "records",
     "long-runs",
     "stores",
+    "language-model",
 ]
 _EXTERNAL_ASSET = re.compile(
     r"<(?:script|img|iframe)[^>]+src=\"(?:https?:)?//|<link[^>]+href=\"(?:https?:)?//[^\"]*\"[^>]*"

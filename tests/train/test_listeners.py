@@ -365,3 +365,27 @@ def test_rank_zero_calls_listeners_unless_they_ask_for_every_rank(tmp_path) -> N
 
 def _column(path: Path) -> list[float]:
     return [float(line.split(",")[0]) for line in path.read_text().splitlines()]
+
+
+def test_a_stop_at_a_validation_inside_the_epoch_trains_no_further_batch(tmp_path) -> None:
+    """`valid_every`: a listener's stop at a validation's end ends the run right there, at the
+    validation's checkpoint, not one training iteration later; resume continues exactly."""
+
+    class StopAtValidation(TrainingListener):
+        def on_validation_end(self, event):
+            event.stop("validation perplexity reached")
+
+    recorder = Recorder()
+    every = builder(tmp_path / "stopped", epochs=1).valid_every(2)
+    result = fit(every.with_listener(StopAtValidation()).with_listener(recorder))
+    assert result.interrupted and result.iterations == 2
+    trained = [e.iteration for e in recorder.of("iteration_end") if e.split == "train"]
+    assert trained == [1, 2]
+    assert [p.name for p in (tmp_path / "stopped" / "checkpoint").iterdir()] == [
+        "epoch-1-iteration-2"
+    ]
+    resumed = fit(builder(tmp_path / "stopped", epochs=1).valid_every(2).resume())
+    reference = fit(builder(tmp_path / "reference", epochs=1).valid_every(2))
+    assert resumed.iterations == reference.iterations == len(TRAIN_SIZES)
+    for a, b in zip(resumed.model.parameters(), reference.model.parameters()):
+        assert torch.equal(a, b)

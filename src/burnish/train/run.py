@@ -371,6 +371,8 @@ class Run:
                 trained = self._validate_inside(epoch)
                 if trained is not _Trained.DONE:
                     return trained
+                if self._stop_requested(iteration):  # e.g. a listener at the validation's end:
+                    return _Trained.INTERRUPTED  # its checkpoint is this point's, no batch more
         self.listeners.epoch_end(epoch, self.processor.end_epoch(Split.TRAIN, epoch))
         if self.non_finite.stop_requested:
             return _Trained.INTERRUPTED
