@@ -6,7 +6,8 @@
 
 A GPT-2 is built from a small `GPT2Config` with random initialization: nothing is downloaded
 (the Hugging Face offline switches are set). The corpus is the Python standard library's own
-sources as byte tokens (`examples/text_corpus.py`), split into train and valid by file.
+sources as byte tokens, split into train and valid by file: the language model's corpus
+(`examples/language_model/data.py`).
 
 The model is wrapped in a `bn.Module` that gives it Burn's steps: batches are dicts
 (`input_ids`, `labels`), `train_step` calls `model(**batch).loss` and returns `bn.backward` of
@@ -31,6 +32,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
+import numpy as np
 import torch
 
 import burnish as bn
@@ -40,7 +42,7 @@ from burnish.record import CompactRecorder, DefaultRecorder
 from burnish.train import LearnerBuilder, SequenceOutput, TrainOutput
 from burnish.train.metric import LossMetric, PerplexityMetric
 
-from examples.text_corpus import VOCAB_SIZE, ByteWindows, stdlib_corpus
+from examples.language_model.data import VOCAB_SIZE, Corpus
 
 
 @bn.config
@@ -89,21 +91,23 @@ class HfCausalLm(bn.Module):
         return self.forward_sequence(batch)
 
 
-class CausalLmBatcher(Batcher[torch.Tensor, dict]):
-    """Windows of tokens -> `{"input_ids", "labels"}` (labels are the inputs: HF shifts)."""
+class CausalLmBatcher(Batcher[np.ndarray, dict]):
+    """Byte windows -> `{"input_ids", "labels"}` of their first `seq_len` tokens (the labels
+    are the inputs: Hugging Face shifts them inside the model)."""
 
-    def batch(self, items: list[torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
-        tokens = torch.stack(items).to(device)
+    def batch(self, items: list[np.ndarray], device: torch.device) -> dict[str, torch.Tensor]:
+        tokens = torch.from_numpy(np.stack(items)[:, :-1].astype(np.int64)).to(device)
         return {"input_ids": tokens, "labels": tokens}
 
 
 def loaders(seq_len: int, batch_size: int, max_bytes: int, seed: int = 42) -> tuple[Any, Any]:
-    """Train and valid loaders over the standard library's sources."""
-    corpus = stdlib_corpus(max_bytes=max_bytes)
+    """Train and valid loaders over the standard library's sources (at most `max_bytes` of
+    training text and a tenth of that for validation)."""
+    corpus = Corpus.stdlib(seq_len, max_train_bytes=max_bytes, max_valid_bytes=max_bytes // 10)
     builder = DataLoaderBuilder(CausalLmBatcher()).batch_size(batch_size)
-    train = builder.shuffle(seed).build(ByteWindows(corpus.train, seq_len))
+    train = builder.shuffle(seed).build(corpus.train)
     valid = DataLoaderBuilder(CausalLmBatcher()).batch_size(batch_size)
-    return train, valid.build(ByteWindows(corpus.valid, seq_len))
+    return train, valid.build(corpus.valid)
 
 
 def hf_checkpointing(model: torch.nn.Module) -> None:

@@ -5,12 +5,14 @@ output layer that shares the token embedding's weights (weight tying)."""
 from __future__ import annotations
 
 import math
+import re
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 import burnish as bn
+from burnish.optim import ParamGroup
 from burnish.train import SequenceOutput, TrainOutput
 
 from examples.language_model.data import VOCAB_SIZE
@@ -132,6 +134,11 @@ class Gpt(bn.Module):
         return [
             name for name, param in self.named_parameters() if param.ndim < 2 or "embedding" in name
         ]
+
+    def no_decay_group(self) -> ParamGroup:
+        """`no_decay_parameters()` as a parameter group (their exact paths)."""
+        names = "|".join(re.escape(name) for name in self.no_decay_parameters())
+        return ParamGroup.from_regex(f"^(?:{names})$")
 
     @torch.no_grad()
     def generate(

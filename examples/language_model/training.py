@@ -23,7 +23,7 @@ from burnish.lr_scheduler import (
     LinearLrSchedulerConfig,
     SequentialLrSchedulerConfig,
 )
-from burnish.optim import AdamWConfig, GradientClippingConfig
+from burnish.optim import AdamWConfig, GradientClippingConfig, ModuleOptimizer
 from burnish.record import CompactRecorder, DefaultRecorder
 from burnish.train import LearnerBuilder, TrainingListener, TrainingResult
 from burnish.train.metric import (
@@ -34,8 +34,7 @@ from burnish.train.metric import (
 )
 
 from examples.language_model.data import Corpus, TokenBatcher
-from examples.language_model.model import GptConfig
-from examples.language_model.optimizer import SplitDecayAdamW
+from examples.language_model.model import Gpt, GptConfig
 
 
 @bn.config
@@ -113,6 +112,13 @@ def full_config() -> TrainingConfig:
         ema_decay=0.98,
         checkpoint_every=200,
     )
+
+
+def split_decay(model: Gpt, config: AdamWConfig) -> ModuleOptimizer:
+    """AdamW with `config`'s decoupled weight decay on the weight matrices and none on norms,
+    biases and embeddings (a parameter group with its own AdamW); `global_norm` clipping then
+    applies to each group's gradients, as `clip_grad_norm_` called once per group."""
+    return ModuleOptimizer(config).with_group(model.no_decay_group(), config.with_weight_decay(0.0))
 
 
 def adamw() -> AdamWConfig:
@@ -195,7 +201,7 @@ def train(
         builder = builder.resume()
     for listener in listeners:
         builder = builder.with_listener(listener)
-    optim = SplitDecayAdamW(config.optimizer)
+    optim = split_decay(model, config.optimizer)
     learner = builder.build(model, optim, config.scheduler())
     result = learner.fit(dataloader_train, dataloader_valid)
     if not result.interrupted:

@@ -14,7 +14,6 @@ from burnish.record import DefaultRecorder
 pytest.importorskip("transformers")
 
 from examples.huggingface import HfGptConfig, hf_checkpointing, loaders, train
-from examples.text_corpus import ByteWindows, stdlib_corpus
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 TINY = HfGptConfig(n_layer=2, n_embd=32, n_head=2, n_positions=32)
@@ -25,15 +24,13 @@ def params(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {name: p.detach().clone() for name, p in model.named_parameters()}
 
 
-def test_the_corpus_is_split_by_file_into_byte_windows():
-    corpus = stdlib_corpus(max_bytes=50_000)
-    assert not set(corpus.train_files) & set(corpus.valid_files)
-    assert corpus.train.numel() == 50_000 and corpus.valid.numel() == 5_000
-    windows = ByteWindows(corpus.train, 32)
-    assert len(windows) == 1562 and windows.get(1562) is None
-    assert windows.get(1).dtype == torch.int64 and windows.get(1).max() < 256
-    with pytest.raises(ValueError, match="`seq_len` must be >= 2"):
-        ByteWindows(corpus.train, 1)
+def test_batches_are_dicts_of_byte_windows():
+    train, valid = loaders(32, 8, 768)
+    assert len(train) == 3 and len(valid) == 1  # 23 windows of 33 bytes; 2
+    batch = next(iter(train))
+    assert set(batch) == {"input_ids", "labels"} and batch["input_ids"] is batch["labels"]
+    assert batch["input_ids"].shape == (8, 32) and batch["input_ids"].dtype == torch.int64
+    assert int(batch["input_ids"].min()) >= 0 and int(batch["input_ids"].max()) < 256
 
 
 def test_trains_saves_and_loads_into_a_fresh_hf_model(tmp_path):

@@ -33,8 +33,7 @@ from examples.language_model.data import (
 )
 from examples.language_model.generate import generate, load_model
 from examples.language_model.model import GptConfig
-from examples.language_model.optimizer import SplitDecayAdamW
-from examples.language_model.training import TrainingConfig, adamw, train
+from examples.language_model.training import TrainingConfig, adamw, split_decay, train
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -183,7 +182,7 @@ def test_weight_decay_skips_norms_biases_and_embeddings() -> None:
     assert "token_embedding.weight" in names and "blocks.0.norm1.bias" in names
     assert "blocks.0.attention.qkv.weight" not in names
     before = {name: p.detach().clone() for name, p in model.named_parameters()}
-    optim = SplitDecayAdamW(adamw().with_grad_clipping(None))
+    optim = split_decay(model, adamw().with_grad_clipping(None))
     import burnish as bn
     from burnish.optim import GradientsParams
 
@@ -196,8 +195,11 @@ def test_weight_decay_skips_norms_biases_and_embeddings() -> None:
         else:
             assert torch.allclose(param, before[name] * 0.9), name  # 1 - lr * 0.1
     record = optim.to_record()
-    assert set(record["no_decay"]["state"]) == names
-    assert SplitDecayAdamW(adamw()).load_record(record).to_record().keys() == record.keys()
+    no_decay_group = {path for path, group in record["group_of"].items() if group == 1}
+    assert no_decay_group == names and set(record["state"]) == set(before)
+    again = split_decay(model, adamw()).load_record(record).to_record()
+    assert again["group_of"] == record["group_of"]
+    assert again["state"].keys() == record["state"].keys()
 
 
 def test_the_corpus_is_split_by_file_in_a_fixed_order() -> None:
