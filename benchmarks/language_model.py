@@ -281,8 +281,7 @@ def learner(steps: int, target: float | None, workdir: Path) -> dict[str, Any]:
     from burnish.train import TrainingListener
     from burnish.train.renderer import CliMetricsRenderer
 
-    from examples.language_model.optimizer import SplitDecayAdamW
-    from examples.language_model.training import learner_builder, loaders
+    from examples.language_model.training import learner_builder, loaders, split_decay
 
     config = recipe(steps)
     corpus, _ = data(steps)
@@ -300,7 +299,7 @@ def learner(steps: int, target: float | None, workdir: Path) -> dict[str, Any]:
     builder = learner_builder(workdir / "artifacts", config, checkpoints=False)
     builder = builder.renderer(CliMetricsRenderer())
     builder = builder.with_ema(config.ema_decay, warmup=True).with_listener(AtTarget())
-    learner = builder.build(model, SplitDecayAdamW(config.optimizer), config.scheduler())
+    learner = builder.build(model, split_decay(model, config.optimizer), config.scheduler())
     start, cpu_start = time.perf_counter(), time.process_time()
     result = learner.fit(loader_train, loader_valid)
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
