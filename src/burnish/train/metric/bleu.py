@@ -22,28 +22,19 @@ from typing import Any, ClassVar
 import torch
 
 from burnish.train.metric.base import MetricMetadata, NumericEntry, adapt
-from burnish.train.metric.sequence import check_tokens, length_before_pad, ngram_matches
+from burnish.train.metric.sequence import (
+    TokenSequences,
+    check_tokens,
+    length_before_pad,
+    ngram_matches,
+)
 from burnish.train.metric.state import StatefulNumeric, accumulate_dtype
 
 __all__ = ["BleuInput", "BleuScore", "BleuSmoothing"]
 
 
-@dataclasses.dataclass
-class BleuInput:
-    """Input of `BleuScore`.
-
-    Attributes:
-        outputs: predicted token indices `[batch_size, seq_len]`.
-        targets: reference token indices `[batch_size, seq_len]`.
-    """
-
-    outputs: torch.Tensor
-    targets: torch.Tensor
-
-    @property
-    def batch_size(self) -> int:
-        """The number of sequences."""
-        return self.targets.shape[0]
+class BleuInput(TokenSequences):
+    """Input of `BleuScore`: predicted and reference token indices (`TokenSequences`)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,6 +20,7 @@ import torch
 
 from burnish.train.metric.base import MetricMetadata, NumericEntry, adapt
 from burnish.train.metric.sequence import (
+    TokenSequences,
     check_tokens,
     edit_distance,
     length_before_pad,
@@ -30,22 +31,8 @@ from burnish.train.metric.state import StatefulNumeric
 __all__ = ["CerInput", "CharErrorRate", "WerInput", "WordErrorRate"]
 
 
-@dataclasses.dataclass
-class CerInput:
-    """Input of `CharErrorRate`.
-
-    Attributes:
-        outputs: predicted token indices `[batch_size, seq_len]`.
-        targets: reference token indices `[batch_size, seq_len]`.
-    """
-
-    outputs: torch.Tensor
-    targets: torch.Tensor
-
-    @property
-    def batch_size(self) -> int:
-        """The number of sequences."""
-        return self.targets.shape[0]
+class CerInput(TokenSequences):
+    """Input of `CharErrorRate`: predicted and reference token indices (`TokenSequences`)."""
 
 
 @dataclasses.dataclass

@@ -8,34 +8,24 @@ epoch value is the mean F1 over every sequence of the epoch (torchmetrics' `ROUG
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import torch
 
 from burnish.train.metric.base import MetricMetadata, NumericEntry, adapt
-from burnish.train.metric.sequence import check_tokens, lcs_length, length_before_pad
+from burnish.train.metric.sequence import (
+    TokenSequences,
+    check_tokens,
+    lcs_length,
+    length_before_pad,
+)
 from burnish.train.metric.state import StatefulNumeric, accumulate_dtype
 
 __all__ = ["RougeLInput", "RougeLScore"]
 
 
-@dataclasses.dataclass
-class RougeLInput:
-    """Input of `RougeLScore`.
-
-    Attributes:
-        outputs: predicted token indices `[batch_size, seq_len]`.
-        targets: reference token indices `[batch_size, seq_len]`.
-    """
-
-    outputs: torch.Tensor
-    targets: torch.Tensor
-
-    @property
-    def batch_size(self) -> int:
-        """The number of sequences."""
-        return self.targets.shape[0]
+class RougeLInput(TokenSequences):
+    """Input of `RougeLScore`: predicted and reference token indices (`TokenSequences`)."""
 
 
 class RougeLScore(StatefulNumeric):

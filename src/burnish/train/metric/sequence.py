@@ -8,9 +8,12 @@ cell at its own lengths, so an update reads nothing back to the host.
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
 __all__ = [
+    "TokenSequences",
     "check_tokens",
     "edit_distance",
     "lcs_length",
@@ -18,6 +21,25 @@ __all__ = [
     "length_without_pad",
     "ngram_matches",
 ]
+
+
+@dataclasses.dataclass
+class TokenSequences:
+    """Predicted and reference token indices, `[batch_size, seq_len]` each: what CER, WER,
+    BLEU and ROUGE-L read (each metric has its own input type of these fields, as Burn).
+
+    Attributes:
+        outputs: predicted token indices `[batch_size, seq_len]`.
+        targets: reference token indices `[batch_size, seq_len]`.
+    """
+
+    outputs: torch.Tensor
+    targets: torch.Tensor
+
+    @property
+    def batch_size(self) -> int:
+        """The number of sequences."""
+        return self.targets.shape[0]
 
 
 def check_tokens(metric: str, outputs: torch.Tensor, targets: torch.Tensor) -> None:

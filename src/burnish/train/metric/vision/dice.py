@@ -18,26 +18,14 @@ import torch
 
 from burnish.train.metric.base import MetricMetadata, NumericEntry, adapt
 from burnish.train.metric.state import StatefulNumeric, accumulate_dtype
+from burnish.train.metric.vision.images import ImagePairs
 
 __all__ = ["DiceInput", "DiceMetric", "DiceMetricConfig"]
 
 
-@dataclasses.dataclass
-class DiceInput:
-    """Input of `DiceMetric`.
-
-    Attributes:
-        outputs: predicted 0/1 masks `[B, C, ...]` (at least 3 dimensions, one-hot classes).
-        targets: true 0/1 masks of the same shape.
-    """
-
-    outputs: torch.Tensor
-    targets: torch.Tensor
-
-    @property
-    def batch_size(self) -> int:
-        """The number of items."""
-        return self.outputs.shape[0]
+class DiceInput(ImagePairs):
+    """Input of `DiceMetric` (`ImagePairs`): predicted and true 0/1 masks `[B, C, ...]`, at
+    least 3 dimensions, classes one-hot."""
 
 
 @dataclasses.dataclass(frozen=True)

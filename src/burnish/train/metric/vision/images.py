@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
-__all__ = ["check_images", "rust_float"]
+__all__ = ["ImagePairs", "check_images", "rust_float"]
+
+
+@dataclasses.dataclass
+class ImagePairs:
+    """Predicted and reference images (or masks) of one shape, `[N, C, ...]`: what PSNR,
+    SSIM and Dice read (each metric has its own input type of these fields, as Burn).
+
+    Attributes:
+        outputs: predicted images `[N, C, H, W]` (Dice: 0/1 masks `[B, C, ...]`).
+        targets: reference images of the same shape.
+    """
+
+    outputs: torch.Tensor
+    targets: torch.Tensor
+
+    @property
+    def batch_size(self) -> int:
+        """The number of images."""
+        return self.outputs.shape[0]
 
 
 def check_images(metric: str, outputs: torch.Tensor, targets: torch.Tensor) -> None:

@@ -16,27 +16,13 @@ import torch
 
 from burnish.train.metric.base import MetricMetadata, NumericEntry, adapt
 from burnish.train.metric.state import StatefulNumeric, accumulate_dtype
-from burnish.train.metric.vision.images import check_images, rust_float
+from burnish.train.metric.vision.images import ImagePairs, check_images, rust_float
 
 __all__ = ["PsnrInput", "PsnrMetric", "PsnrMetricConfig"]
 
 
-@dataclasses.dataclass
-class PsnrInput:
-    """Input of `PsnrMetric`.
-
-    Attributes:
-        outputs: images `[N, C, H, W]`.
-        targets: reference images of the same shape.
-    """
-
-    outputs: torch.Tensor
-    targets: torch.Tensor
-
-    @property
-    def batch_size(self) -> int:
-        """The number of images."""
-        return self.outputs.shape[0]
+class PsnrInput(ImagePairs):
+    """Input of `PsnrMetric`: images `[N, C, H, W]` and references (`ImagePairs`)."""
 
 
 @dataclasses.dataclass(frozen=True)

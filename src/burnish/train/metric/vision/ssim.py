@@ -21,27 +21,14 @@ import torch.nn.functional as F
 
 from burnish.train.metric.base import MetricMetadata, NumericEntry, adapt
 from burnish.train.metric.state import StatefulNumeric, accumulate_dtype
-from burnish.train.metric.vision.images import check_images, rust_float
+from burnish.train.metric.vision.images import ImagePairs, check_images, rust_float
 
 __all__ = ["SsimInput", "SsimMetric", "SsimMetricConfig", "ssim_map"]
 
 
-@dataclasses.dataclass
-class SsimInput:
-    """Input of `SsimMetric`.
-
-    Attributes:
-        outputs: images `[N, C, H, W]`, H and W at least `kernel_size`.
-        targets: reference images of the same shape.
-    """
-
-    outputs: torch.Tensor
-    targets: torch.Tensor
-
-    @property
-    def batch_size(self) -> int:
-        """The number of images."""
-        return self.outputs.shape[0]
+class SsimInput(ImagePairs):
+    """Input of `SsimMetric` (`ImagePairs`): images `[N, C, H, W]`, H and W at least
+    `kernel_size`, and references of the same shape."""
 
 
 @dataclasses.dataclass(frozen=True)
