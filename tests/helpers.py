@@ -11,6 +11,7 @@ from torch import nn
 import burnish as bn
 from burnish.data.dataloader import Batcher
 from burnish.data.dataset.vision import MnistItem
+from burnish.train.metric import LossMetric
 
 MNIST_MEAN, MNIST_STD = 0.1307, 0.3081  # of MNIST's training pixels scaled to [0, 1]
 
@@ -58,3 +59,15 @@ class MnistBatcher(Batcher[MnistItem, MnistBatch]):
         return MnistBatch(
             torch.from_numpy(images).to(device), torch.from_numpy(items.label).to(device)
         )
+
+
+class LrSeen(LossMetric):
+    """A loss metric that also keeps the learning rate each training iteration was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.name, self.lrs = "LrSeen", []
+
+    def update(self, item, metadata):
+        self.lrs.append(metadata.lr)
+        return super().update(item, metadata)

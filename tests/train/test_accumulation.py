@@ -16,9 +16,9 @@ from burnish.lr_scheduler import LinearLrSchedulerConfig
 from burnish.optim import GradientsAccumulator, GradientsParams, SgdConfig
 from burnish.record import DefaultRecorder
 from burnish.train import LearnerBuilder, RegressionOutput, TrainOutput
-from burnish.train.metric import LossMetric
 from burnish.train.renderer import NullRenderer
 
+from tests.helpers import LrSeen
 from tests.train.test_learner import StopAt
 
 ITERATIONS, ACCUMULATION = 12, 3
@@ -47,18 +47,6 @@ class Regression(nn.Module):
 
     def valid_step(self, batch) -> RegressionOutput:
         return self.regression(batch)
-
-
-class LrSeen(LossMetric):
-    """Records the learning rate each training iteration was given."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.name, self.lrs = "LrSeen", []
-
-    def update(self, item, metadata):
-        self.lrs.append(metadata.lr)
-        return super().update(item, metadata)
 
 
 def batches(count: int = ITERATIONS):

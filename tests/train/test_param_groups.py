@@ -21,9 +21,10 @@ from burnish.train import (
     SupervisedTraining,
     TrainOutput,
 )
-from burnish.train.metric import LearningRateMetric, LossMetric
+from burnish.train.metric import LearningRateMetric
 from burnish.train.renderer import NullRenderer
 
+from tests.helpers import LrSeen
 from tests.train.test_learner import StopAt
 
 ITERATIONS = 10
@@ -52,18 +53,6 @@ class Regression(nn.Module):
 
     def valid_step(self, batch) -> RegressionOutput:
         return self.regression(batch)
-
-
-class LrSeen(LossMetric):
-    """Keeps the learning rate each training iteration was given."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.name, self.lrs = "LrSeen", []
-
-    def update(self, item, metadata):
-        self.lrs.append(metadata.lr)
-        return super().update(item, metadata)
 
 
 def batches(count: int = ITERATIONS):
