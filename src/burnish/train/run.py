@@ -332,6 +332,7 @@ class Run:
         state, loader = self.state, self.state.loaders[Split.TRAIN]
         if state.position.iteration == 0:
             state.start_epoch(Split.TRAIN)
+        self.renderer.start_split(Split.TRAIN)  # its line times the whole epoch
         state.model.train()
         every = self.options.checkpoint_every
         start, length = state.position.iteration, loader.num_batches()
@@ -438,6 +439,7 @@ class Run:
         state, loader = self.state, self.state.loaders[Split.VALID]
         number = state.validations + 1
         state.start_epoch(Split.VALID)
+        self.renderer.start_split(Split.VALID)
         self.listeners.validation_start()
         if self.sharded:
             state.model.eval()

@@ -191,6 +191,10 @@ class Tracking(MetricsRenderer):
         """Whether the renderer wants values now (its refresh pace, which trackers share)."""
         return self.renderer.due()
 
+    def start_split(self, split: Split) -> None:
+        """Forward the start of `split`'s epoch to the renderer."""
+        self.renderer.start_split(split)
+
     def model_summary(self, summary: ModelSummary) -> None:
         """Show the model summary in the renderer."""
         self.renderer.model_summary(summary)

@@ -115,3 +115,20 @@ def test_invalid_calls_are_rejected():
         match=r"`split` must be one of \('train', 'valid', 'test'\)\. Received: split='holdout'",
     ):
         renderer.end_epoch("holdout", 1, {})
+
+
+def test_a_validation_inside_an_epoch_is_timed_from_its_own_start():
+    """`start_split` marks where a split's epoch begins: a validation inside a training epoch
+    says its own duration, and the training epoch's line still times the whole epoch."""
+    renderer, out, clock = make(interval_s=None)
+    renderer.start(1, Interrupter())
+    renderer.start_split("train")
+    clock.now += 30.0  # training up to the validation
+    renderer.start_split("valid")
+    clock.now += 2.0
+    renderer.end_epoch("valid", 1, {"Loss": 0.5})
+    clock.now += 10.0  # the rest of the training epoch
+    renderer.end_epoch("train", 1, {"Loss": 0.4})
+    valid, train = out.getvalue().splitlines()[1:]
+    assert valid.startswith("[valid] epoch 1/1 done in 2.0s")
+    assert train.startswith("[train] epoch 1/1 done in 42.0s")

@@ -102,6 +102,10 @@ class MetricsRenderer(ABC):
     def end_epoch(self, split: Split, epoch: int, values: dict[str, float]) -> None:
         """Record the final value of each numeric metric for one epoch of one split."""
 
+    def start_split(self, split: Split) -> None:  # noqa: B027 - optional
+        """`split`'s epoch begins now (a training epoch, or a validation, also one inside a
+        training epoch): what `end_epoch` times it from (default: nothing)."""
+
     def model_summary(self, summary: ModelSummary) -> None:  # noqa: B027 - optional
         """Show the model's parameter summary before the first epoch (default: nothing)."""
 

@@ -71,6 +71,7 @@ class CliMetricsRenderer(MetricsRenderer):
         self._last_items: tuple[tuple[str, int], int, int] | None = None
         self._next_percent: dict[tuple[str, int], float] = {}
         self._phase_started = 0.0
+        self._split_started: dict[Split, float] = {}  # from `start_split`
         self._interrupter: Interrupter | None = None
         self._num_epochs = 0
         self._test_name: str | None = None  # the data set an evaluation is on
@@ -94,6 +95,10 @@ class CliMetricsRenderer(MetricsRenderer):
         self._phase_started = now
         self._deadline = now + self.interval_s if self.interval_s is not None else math.inf
         self._print(f"Evaluating {name}.")
+
+    def start_split(self, split: Split) -> None:
+        """Time `split`'s epoch from now (a validation inside an epoch: from its own start)."""
+        self._split_started[check_split(split, tuple(Split))] = self._clock()
 
     def model_summary(self, summary: ModelSummary) -> None:
         """Print the model's parameter table."""
@@ -133,7 +138,7 @@ class CliMetricsRenderer(MetricsRenderer):
         """Print the epoch's final metric values and how long the epoch took."""
         split = check_split(split, tuple(Split))
         now = self._clock()
-        elapsed = now - self._phase_started
+        elapsed = now - self._split_started.pop(split, self._phase_started)
         if split == Split.TEST:
             parts = [f"{self._label(split)} done in {elapsed:.1f}s"]
         else:

@@ -126,6 +126,10 @@ class NotebookMetricsRenderer(MetricsRenderer):
         rows += [(name, value, "") for name, value in snapshot.text.items()]
         self._update(self._lines.progress_line(snapshot), fraction, rows)
 
+    def start_split(self, split: Split) -> None:
+        """Time `split`'s epoch line from now."""
+        self._lines.start_split(split)
+
     def end_epoch(self, split: Split | str, epoch: int, values: dict[str, float]) -> None:
         """Print the epoch's line and show the split's final values in the display."""
         split = check_split(split, tuple(Split))
