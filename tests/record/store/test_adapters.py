@@ -4,7 +4,6 @@ wrote; convolutions and embeddings pass unchanged (burn-store's `adapter.rs` rul
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,8 @@ from burnish.record.store import (
     save_into,
 )
 from burnish.record.store.burnpack import PackReader, PackTensor, encode_chunks
+
+BURN_MNIST = Path(__file__).with_name("data") / "burn_mnist_model.bpk"  # written by Burn
 
 MODULES = {
     "linear": lambda: nn.Linear(3, 5),
@@ -146,22 +147,8 @@ class BurnMnist(nn.Module):
         self.fc1, self.fc2, self.fc3 = nn.Linear(1600, 128), nn.Linear(128, 128), nn.Linear(128, 10)
 
 
-def _burn_mnist_file(tmp_path: Path) -> Path:
-    mirror = Path("/work/.mirror/tracel-ai+burn/repo")
-    path = tmp_path / "model.bpk"
-    proc = subprocess.run(
-        ["git", "-C", str(mirror), "show", "HEAD:examples/mnist-inference-web/model.bpk"],
-        capture_output=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        pytest.skip("Burn's repository (with its MNIST example model) is not on this machine")
-    path.write_bytes(proc.stdout)
-    return path
-
-
-def test_burns_own_mnist_model_loads_into_pytorch(tmp_path):
-    path = _burn_mnist_file(tmp_path)
+def test_burns_own_mnist_model_loads_into_pytorch():
+    path = BURN_MNIST
     model = BurnMnist()
     store = BurnpackStore.from_file(path).with_from_adapter(BurnToPyTorchAdapter()).allow_partial()
     result = load_from(model, store)

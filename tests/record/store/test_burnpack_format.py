@@ -14,7 +14,7 @@ from burnish.errors import RecordError
 from burnish.record.store import burnpack, cbor
 from burnish.record.store.burnpack import PackReader, PackTensor
 
-BURN_HEADER = Path(__file__).with_name("data") / "burn_mnist_header.bin"
+BURN_FILE = Path(__file__).with_name("data") / "burn_mnist_model.bpk"
 
 
 def pack(tensors, metadata=None, scalars=None) -> bytearray:
@@ -260,21 +260,22 @@ def test_file_round_trip_maps_the_file(tmp_path):
 
 
 def test_burn_metadata_reencodes_to_the_same_bytes():
-    data = BURN_HEADER.read_bytes()
+    data = BURN_FILE.read_bytes()
     (size,) = struct.unpack_from("<I", data, 6)
     blob = data[10 : 10 + size]
     assert cbor.encode(cbor.decode(blob)) == blob
 
 
-def test_writer_produces_burns_header_and_metadata_for_the_same_tensors():
-    data = BURN_HEADER.read_bytes()
-    (size,) = struct.unpack_from("<I", data, 6)
-    document = cbor.decode(data[10 : 10 + size])
+def test_writer_produces_burns_file_byte_for_byte_from_its_tensors():
+    whole = BURN_FILE.read_bytes()
+    (size,) = struct.unpack_from("<I", whole, 6)
+    document = cbor.decode(whole[10 : 10 + size])
     entries = sorted(document["tensors"].items(), key=lambda item: item[1]["data_offsets"][0])
+    reader = PackReader.from_file(BURN_FILE)
     tensors = [
-        PackTensor.of(name, torch.zeros(entry["shape"]), entry["param_id"])
-        for name, entry in entries
+        PackTensor.of(name, reader.tensor(name), entry["param_id"]) for name, entry in entries
     ]
     chunks = list(burnpack.encode_chunks(tensors))
-    assert b"".join(bytes(c) for c in chunks[:2]) == data
-    assert sum(memoryview(c).nbytes for c in chunks) == 1044776  # Burn's file size
+    start = burnpack.aligned_data_section_start(size)
+    assert b"".join(bytes(c) for c in chunks[:3]) == whole[:start]  # header, metadata, padding
+    assert b"".join(bytes(c) for c in chunks) == whole
