@@ -9,21 +9,23 @@ import csv
 import random
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+from tests import fork_server
+
 SCRIPT = Path(__file__).with_name("crash_run.py")
-# Each run is a fresh interpreter importing torch: generous limits for a loaded machine.
+# Each run is a process of its own, forked from an interpreter that imported torch once
+# (tests/fork_server.py): generous limits for a loaded machine.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 
 def run(artifact_dir: Path, out: Path, *flags: str, kill_after: float | None = None) -> int:
     """Run the script; with `kill_after`, SIGKILL it that many seconds after training began."""
-    command = [sys.executable, str(SCRIPT), str(artifact_dir), str(out), *flags]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command = [str(SCRIPT), str(artifact_dir), str(out), *flags]
+    process = fork_server.popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     head = ""
     if kill_after is not None:
         for line in process.stderr:  # the renderer's first line: training has begun
@@ -228,8 +230,8 @@ def test_sigkill_then_resume_continues_the_ema_bit_identically(reference_ema, tm
 
 def start_and_wait_for_training(artifact_dir: Path, out: Path, *flags: str) -> subprocess.Popen:
     """Start the script and return once its renderer says training has begun."""
-    command = [sys.executable, str(SCRIPT), str(artifact_dir), str(out), *flags]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command = [str(SCRIPT), str(artifact_dir), str(out), *flags]
+    process = fork_server.popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for line in process.stderr:
         if line.startswith("Training for"):
             return process

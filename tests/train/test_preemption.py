@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import fork_server
 from tests.train.test_crash_resume import assert_same_run
 
 SCRIPT = Path(__file__).with_name("crash_run.py")
@@ -23,12 +23,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def command(artifact_dir: Path, out: Path, *flags: str) -> list[str]:
-    return [sys.executable, str(SCRIPT), str(artifact_dir), str(out), *flags]
+    """The arguments of `python` (the run is forked by tests/fork_server.py)."""
+    return [str(SCRIPT), str(artifact_dir), str(out), *flags]
 
 
 def finish(artifact_dir: Path, out: Path, *flags: str) -> int:
     """Run to the end (resuming); the training iterations it ran."""
-    done = subprocess.run(
+    done = fork_server.run(
         command(artifact_dir, out, *flags), capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -41,7 +42,7 @@ def preempt(artifact_dir: Path, out: Path, *flags: str, number: int = signal.SIG
     artifact_dir.mkdir(parents=True, exist_ok=True)
     errors = artifact_dir.parent / "stderr.txt"
     with errors.open("w") as stderr:
-        process = subprocess.Popen(
+        process = fork_server.popen(
             command(artifact_dir, out, *flags),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -18,6 +18,7 @@ from burnish.optim import AdamConfig
 from burnish.record import DefaultRecorder
 from burnish.run_lock import LOCK_NAME, RunLock, find_run_directory
 
+from tests import fork_server
 from tests.train.helpers import Mlp, builder, loaders
 
 SCRIPT = Path(__file__).with_name("lock_run.py")
@@ -25,8 +26,8 @@ pytestmark = pytest.mark.timeout(600)
 
 
 def start(artifact_dir: Path, *flags: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, str(SCRIPT), str(artifact_dir), *flags],
+    return fork_server.popen(
+        [str(SCRIPT), str(artifact_dir), *flags],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -64,8 +65,8 @@ def test_a_second_run_fails_at_once_and_leaves_the_first_untouched(tmp_path):
     shared = tmp_path / "shared"
     first = start(shared, "--hold-at", "2")
     wait_holding(first)  # epoch 1 is written, epoch 2 has begun: the lock is held
-    second = subprocess.run(
-        [sys.executable, str(SCRIPT), str(shared)], capture_output=True, text=True, timeout=300
+    second = fork_server.run(
+        [str(SCRIPT), str(shared)], capture_output=True, text=True, timeout=300
     )
     assert second.returncode != 0
     assert "RunLockedError" in second.stderr
@@ -194,6 +195,7 @@ import sys
 sys.path.insert(0, {repo!r})
 import torch
 from burnish.optim import AdamConfig
+from tests import fork_server
 from tests.train.helpers import Mlp, builder, loaders
 torch.set_num_threads(1)
 learner = builder(sys.argv[1], epochs=1).build(Mlp(), AdamConfig().init(), 1e-3)

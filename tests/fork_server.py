@@ -1,0 +1,360 @@
+"""Python scripts started as forks of an interpreter that has imported torch and burnish.
+
+A test that runs a script many times (kill it, resume it, kill it again) spends a second of
+each run importing torch. `popen([script, *args], ...)` takes the arguments and keywords of
+`subprocess.Popen([sys.executable, script, *args], ...)` and returns a real `subprocess.Popen`
+(pipes, `communicate`, `wait`, `send_signal`, `returncode`) whose process is forked from a
+server that did those imports once; `run` is `subprocess.run` likewise. The process is a real one: it has its own pid, is killed
+by SIGKILL, runs the script as `__main__` with its own argv, environment, working directory
+and standard streams, waits for its threads and runs its `atexit` functions when the script
+ends, and exits with the status a fresh interpreter would (an uncaught exception: 1, after
+the traceback; an uncaught KeyboardInterrupt: killed by SIGINT).
+
+What a fork shares with its server, and how that is kept from weakening a test:
+- The hash seed of `str` is drawn once per interpreter. Two servers (each its own seed) take
+  turns, so two runs in a row never share a seed, as two fresh interpreters would not.
+- Settings read when torch is imported (`OMP_*`, `MKL_*`, `TORCH_*`, `PYTORCH_*`, `CUDA_*`,
+  `PYTHON*`): a run whose environment differs from the server's in one of them is started as
+  a plain subprocess instead.
+- Anything but `python SCRIPT ...` or `python -m MODULE ...` (interpreter options, `-c`), or
+  with a Popen setting a fork does not apply (`preexec_fn`, `umask`, `pass_fds`, ...), is
+  started as a plain subprocess too.
+
+The server runs one child per request and tells its exit status over the request's socket;
+it kills its children and exits when the test process that started it goes away.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import io
+import itertools
+import json
+import os
+import runpy
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+from pathlib import Path
+from typing import Any
+
+PRELOAD = ("numpy", "torch", "burnish", "burnish.train", "burnish.record", "burnish.optim")
+IMPORT_TIME_SETTINGS = ("OMP_", "MKL_", "KMP_", "TORCH", "PYTORCH_", "CUDA_", "PYTHON")
+SERVERS = 2  # each with its own hash seed, taking turns
+# Popen settings a fork does not apply: such a run is a plain subprocess.
+UNSUPPORTED = {"preexec_fn", "pass_fds", "umask", "user", "group", "extra_groups", "process_group"}
+UNSUPPORTED |= {"executable", "shell", "close_fds", "restore_signals"}
+
+
+# -- the client (the test process) ----------------------------------------------------------
+
+
+class ForkedPopen(subprocess.Popen):
+    """A `subprocess.Popen` whose child is forked by a fork server instead of exec'd."""
+
+    def __init__(self, args: list[str], server: _Server, **kwargs: Any) -> None:
+        self._server = server
+        self._new_session = bool(kwargs.get("start_new_session"))
+        self._connection: socket.socket | None = None
+        super().__init__(args, **kwargs)
+
+    def _execute_child(  # type: ignore[override]  # Popen's private hook, POSIX signature
+        self, args, executable, preexec_fn, close_fds, pass_fds, cwd, env, startupinfo,
+        creationflags, shell, p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite, *rest,
+    ) -> None:  # fmt: skip
+        devnull = os.open(os.devnull, os.O_RDONLY) if p2cread == -1 else None
+        streams = [
+            p2cread if devnull is None else devnull,
+            c2pwrite if c2pwrite != -1 else 1,
+            errwrite if errwrite != -1 else 2,
+        ]
+        request = {
+            "argv": list(args)[1:],
+            "env": dict(os.environ if env is None else env),
+            "cwd": os.fspath(cwd) if cwd is not None else os.getcwd(),
+            "new_session": self._new_session,
+        }
+        try:
+            self._connection, self.pid = self._server.start(request, streams)
+        finally:
+            if devnull is not None:
+                os.close(devnull)
+            self._close_child_ends((p2cread, p2cwrite), (c2pwrite, c2pread), (errwrite, errread))
+
+    def _close_child_ends(self, *pipes: tuple[int, int]) -> None:
+        """Close the child's ends of the pipes made for it, as Popen does after a fork."""
+        devnull = getattr(self, "_devnull", None)
+        for child_end, parent_end in pipes:
+            if child_end != -1 and parent_end != -1 and child_end != devnull:
+                os.close(child_end)
+        if devnull is not None:
+            os.close(devnull)
+        self._closed_child_pipe_fds = True
+
+    def _internal_poll(self, _deadstate=None, **_: Any):  # type: ignore[override]
+        if self.returncode is None and self._connection is not None:
+            self._connection.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                self._read_status()
+        return self.returncode
+
+    def _wait(self, timeout):  # type: ignore[override]
+        if self.returncode is not None or self._connection is None:
+            return self.returncode
+        self._connection.settimeout(timeout)
+        try:
+            self._read_status()
+        except TimeoutError:
+            raise subprocess.TimeoutExpired(self.args, timeout) from None
+        return self.returncode
+
+    def _read_status(self) -> None:
+        assert self._connection is not None
+        message = self._connection.recv(64)
+        if not message:
+            raise RuntimeError("the fork server ended before the child's exit status came")
+        self.returncode = int(message)
+        self._connection.close()
+        self._connection = None
+
+
+class _Server:
+    """One fork server process, started by this test process."""
+
+    def __init__(self) -> None:
+        self.directory = tempfile.mkdtemp(prefix="burnish-forks-")
+        self.path = os.path.join(self.directory, "server.sock")
+        self.environment = dict(os.environ)  # as the server imported torch
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, self.path, *PRELOAD],
+            stdin=subprocess.PIPE,  # closed when this process ends: the server then ends too
+            stdout=subprocess.PIPE,
+            start_new_session=True,  # a Ctrl-C or a signal to this process group spares it
+        )
+        assert self.process.stdout is not None
+        ready = self.process.stdout.readline()
+        if ready != b"ready\n":
+            raise RuntimeError(f"the fork server did not start (it said {ready!r})")
+
+    def start(self, request: dict[str, Any], streams: list[int]) -> tuple[socket.socket, int]:
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        connection.connect(self.path)
+        socket.send_fds(connection, [json.dumps(request).encode()], streams)
+        answer = json.loads(connection.recv(1 << 16))
+        if "error" in answer:
+            connection.close()
+            raise OSError(answer["error"])
+        return connection, int(answer["pid"])
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        for name in os.listdir(self.directory):
+            os.unlink(os.path.join(self.directory, name))
+        os.rmdir(self.directory)
+
+
+_servers: list[_Server] = []
+_turns = itertools.count()
+_lock = threading.Lock()
+
+
+def popen(args: list[str], **kwargs: Any) -> subprocess.Popen:
+    """`subprocess.Popen([sys.executable, *args], **kwargs)`, forked from a fork server."""
+    if not _forkable(args, kwargs):
+        return subprocess.Popen([sys.executable, *args], **kwargs)
+    with _lock:
+        if not _servers:
+            _servers.extend(_Server() for _ in range(SERVERS))
+            atexit.register(lambda: [server.stop() for server in _servers])
+        server = _servers[next(_turns) % len(_servers)]
+    if not _same_import_settings(kwargs.get("env") or os.environ, server.environment):
+        return subprocess.Popen([sys.executable, *args], **kwargs)
+    return ForkedPopen([sys.executable, *args], server, **kwargs)
+
+
+def run(args: list[str], *, input=None, timeout=None, check=False, capture_output=False, **kwargs):
+    """`subprocess.run([sys.executable, *args], ...)`, forked from a fork server."""
+    if capture_output:
+        kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
+    if input is not None:
+        kwargs["stdin"] = subprocess.PIPE
+    with popen(args, **kwargs) as process:
+        try:
+            stdout, stderr = process.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+    result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+    if check:
+        result.check_returncode()
+    return result
+
+
+def _forkable(args: list[str], kwargs: dict[str, Any]) -> bool:
+    if sys.platform != "linux" or not args or set(kwargs) & UNSUPPORTED:
+        return False
+    return not args[0].startswith("-") or (args[0] == "-m" and len(args) > 1)
+
+
+def _same_import_settings(env: Any, server: dict[str, str]) -> bool:
+    keys = {k for k in (*env, *server) if k.startswith(IMPORT_TIME_SETTINGS)}
+    return all(env.get(k) == server.get(k) for k in keys)
+
+
+# -- the server -------------------------------------------------------------------------------
+
+
+def serve(path: str, preload: list[str]) -> None:
+    for name in preload:
+        __import__(name)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path)
+    listener.listen(16)
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    selector.register(wake_read, selectors.EVENT_READ)
+    selector.register(sys.stdin.buffer, selectors.EVENT_READ)
+    children: dict[int, socket.socket] = {}
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    while True:
+        for key, _ in selector.select():
+            if key.fileobj is listener:
+                connection, _ = listener.accept()
+                sockets = [listener, connection, *children.values()]
+                pid = _fork(connection, sockets, [wake_read, wake_write, selector])
+                if pid:
+                    children[pid] = connection
+            elif key.fileobj is wake_read:
+                os.read(wake_read, 4096)
+            elif not os.read(sys.stdin.fileno(), 4096):  # the test process is gone
+                for pid in children:
+                    os.kill(pid, signal.SIGKILL)
+                return
+        _reap(children)
+
+
+def _fork(connection: socket.socket, sockets: list[socket.socket], others: list[Any]) -> int:
+    message, streams, _, _ = socket.recv_fds(connection, 1 << 20, 3)
+    request = json.loads(message)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        pid = os.fork()
+    except OSError as error:
+        connection.send(json.dumps({"error": str(error)}).encode())
+        connection.close()
+        return 0
+    if pid == 0:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for open_socket in sockets:
+            open_socket.close()
+        wake_read, wake_write, selector = others
+        selector.close()
+        os.close(wake_read)
+        os.close(wake_write)
+        _run(request, streams)  # never returns
+    for stream in streams:
+        os.close(stream)
+    connection.send(json.dumps({"pid": pid}).encode())
+    return pid
+
+
+def _reap(children: dict[int, socket.socket]) -> None:
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        connection = children.pop(pid, None)
+        if connection is not None:
+            with contextlib.suppress(OSError):  # the test process may have stopped listening
+                connection.send(str(os.waitstatus_to_exitcode(status)).encode())
+            connection.close()
+
+
+def _run(request: dict[str, Any], streams: list[int]) -> None:
+    """In the child: become `python ARGV...` and exit as the interpreter would."""
+    if request["new_session"]:
+        os.setsid()
+    for target, stream in enumerate(streams):
+        os.dup2(stream, target)
+    for stream in set(streams) - {0, 1, 2}:
+        os.close(stream)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
+    sys.stdout = sys.__stdout__ = _text_stream(1, line_buffering=os.isatty(1))
+    sys.stderr = sys.__stderr__ = _text_stream(2, line_buffering=True)
+    argv = request["argv"]
+    code: int | str = 0
+    try:
+        if argv[0] == "-m":
+            sys.argv = [argv[1], *argv[2:]]
+            sys.path[0] = request["cwd"]
+            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = list(argv)
+            sys.path[0] = str(Path(argv[0]).resolve().parent)
+            runpy.run_path(argv[0], run_name="__main__")
+    except SystemExit as exit_request:
+        code = _exit_code(exit_request.code)
+    except KeyboardInterrupt:
+        sys.excepthook(*sys.exc_info())
+        code = "SIGINT"
+    except BaseException:
+        sys.excepthook(*sys.exc_info())
+        code = 1
+    _shutdown()
+    if code == "SIGINT":  # as Python does after an uncaught KeyboardInterrupt
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    os._exit(int(code) & 0xFF)
+
+
+def _text_stream(fd: int, line_buffering: bool) -> io.TextIOWrapper:
+    raw = io.FileIO(fd, "w", closefd=False)
+    errors = "backslashreplace" if fd == 2 else "strict"
+    return io.TextIOWrapper(io.BufferedWriter(raw), line_buffering=line_buffering, errors=errors)
+
+
+def _exit_code(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _shutdown() -> None:
+    """The interpreter's exit: wait for non-daemon threads, run atexit, flush the streams."""
+    try:
+        threading._shutdown()  # type: ignore[attr-defined]
+        atexit._run_exitfuncs()
+    except BaseException:
+        traceback.print_exc()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1], sys.argv[2:])
