@@ -4,11 +4,13 @@ A test that runs a script many times (kill it, resume it, kill it again) spends 
 each run importing torch. `popen([script, *args], ...)` takes the arguments and keywords of
 `subprocess.Popen([sys.executable, script, *args], ...)` and returns a real `subprocess.Popen`
 (pipes, `communicate`, `wait`, `send_signal`, `returncode`) whose process is forked from a
-server that did those imports once; `run` is `subprocess.run` likewise. The process is a real one: it has its own pid, is killed
-by SIGKILL, runs the script as `__main__` with its own argv, environment, working directory
-and standard streams, waits for its threads and runs its `atexit` functions when the script
-ends, and exits with the status a fresh interpreter would (an uncaught exception: 1, after
-the traceback; an uncaught KeyboardInterrupt: killed by SIGINT).
+server that did those imports once; `run` is `subprocess.run` likewise. The process is a
+real one: it has its own pid, is killed by SIGKILL, runs the script as `__main__` with its own
+argv, environment, working directory, umask and standard streams, waits for its threads and
+runs its `atexit` functions when the script ends, and exits with the status a fresh
+interpreter would
+(an uncaught exception: 1, after the traceback; an uncaught KeyboardInterrupt: killed by
+SIGINT).
 
 What a fork shares with its server, and how that is kept from weakening a test:
 - The hash seed of `str` is drawn once per interpreter. Two servers (each its own seed) take
@@ -79,6 +81,7 @@ class ForkedPopen(subprocess.Popen):
             "env": dict(os.environ if env is None else env),
             "cwd": os.fspath(cwd) if cwd is not None else os.getcwd(),
             "new_session": self._new_session,
+            "umask": _current_umask(),
         }
         try:
             self._connection, self.pid = self._server.start(request, streams)
@@ -137,6 +140,8 @@ class _Server:
             stdout=subprocess.PIPE,
             start_new_session=True,  # a Ctrl-C or a signal to this process group spares it
         )
+
+    def wait_ready(self) -> None:
         assert self.process.stdout is not None
         ready = self.process.stdout.readline()
         if ready != b"ready\n":
@@ -172,8 +177,10 @@ def popen(args: list[str], **kwargs: Any) -> subprocess.Popen:
         return subprocess.Popen([sys.executable, *args], **kwargs)
     with _lock:
         if not _servers:
-            _servers.extend(_Server() for _ in range(SERVERS))
+            _servers.extend(_Server() for _ in range(SERVERS))  # importing side by side
             atexit.register(lambda: [server.stop() for server in _servers])
+            for started in _servers:
+                started.wait_ready()
         server = _servers[next(_turns) % len(_servers)]
     if not _same_import_settings(kwargs.get("env") or os.environ, server.environment):
         return subprocess.Popen([sys.executable, *args], **kwargs)
@@ -197,6 +204,12 @@ def run(args: list[str], *, input=None, timeout=None, check=False, capture_outpu
     if check:
         result.check_returncode()
     return result
+
+
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _forkable(args: list[str], kwargs: dict[str, Any]) -> bool:
@@ -298,6 +311,7 @@ def _run(request: dict[str, Any], streams: list[int]) -> None:
     for stream in set(streams) - {0, 1, 2}:
         os.close(stream)
     os.chdir(request["cwd"])
+    os.umask(request["umask"])
     os.environ.clear()
     os.environ.update(request["env"])
     sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))

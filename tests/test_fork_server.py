@@ -23,7 +23,8 @@ SCRIPT = textwrap.dedent(
     """
     import atexit, os, sys, threading, time
     atexit.register(lambda: print("atexit", flush=True))
-    print(sys.argv[1:], "torch" in sys.modules, os.environ.get("PROBE"), os.getcwd())
+    mask = os.umask(0)
+    print(sys.argv[1:], "torch" in sys.modules, os.environ.get("PROBE"), os.getcwd(), oct(mask))
     print("on stderr", file=sys.stderr)
     mode = sys.argv[1]
     if mode == "raise":
@@ -55,11 +56,15 @@ def run(*args: str, **kwargs) -> subprocess.CompletedProcess:
     return fork_server.run(list(args), capture_output=True, text=True, timeout=60, **kwargs)
 
 
-def test_argv_environment_directory_and_streams(script, tmp_path):
+def test_argv_environment_directory_umask_and_streams(script, tmp_path):
     env = {**os.environ, "PROBE": "yes"}
-    done = run(script, "plain", "x", env=env, cwd=tmp_path)
+    mask = os.umask(0o027)
+    try:
+        done = run(script, "plain", "x", env=env, cwd=tmp_path)
+    finally:
+        os.umask(mask)
     first = done.stdout.splitlines()[0]
-    assert first == f"['plain', 'x'] True yes {tmp_path}"  # torch came with the fork
+    assert first == f"['plain', 'x'] True yes {tmp_path} 0o27"  # torch came with the fork
     assert done.stderr == "on stderr\n"
     assert done.returncode == 0 and done.stdout.endswith("atexit\n")
 

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests import fork_server
+
 SCRIPT = Path(__file__).with_name("distributed_run.py")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -42,8 +44,8 @@ def torchrun(
 
 
 def single(*args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, str(SCRIPT), *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=240)
+    """The script in one process (forked: tests/fork_server.py)."""
+    return fork_server.run([str(SCRIPT), *args], capture_output=True, text=True, timeout=240)
 
 
 def check(result: subprocess.CompletedProcess) -> None:
