@@ -64,6 +64,9 @@ class StoredRecord:
         others: The number of values that are not tensors (ints, strings, ...).
         state: What the record is when it is training state rather than a model (an
             optimizer's, a scheduler's or the learner's, from a checkpoint), else None.
+        file_metadata: The strings a Burnpack or safetensors file carries besides burnish's
+            own record metadata (a store's `format`, `producer`, `version`, and what was
+            added with `.metadata(key, value)`).
     """
 
     path: Path
@@ -73,6 +76,7 @@ class StoredRecord:
     tensors: dict[str, Any]
     others: int
     state: str | None = None
+    file_metadata: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def model_summary(self) -> Any:
         """The `ModelSummary` of the tensors, grouped by the first part of their names."""
@@ -82,11 +86,17 @@ class StoredRecord:
 
     def __str__(self) -> str:
         meta = self.metadata
+        described = _FORMATS.get(meta.format, "unknown")
+        if meta.format == "foreign" and self.file_metadata.get("producer") == "burnish":
+            described = "safetensors written by burnish's SafetensorsStore"
         lines = [
             f"File: {self.path} ({format_bytes(self.size)}, read with {self.recorder})",
-            f"Format: {meta.format} ({_FORMATS.get(meta.format, 'unknown')})"
+            f"Format: {meta.format} ({described})"
             + (f", format version {meta.format_version}" if meta.format_version else ""),
         ]
+        if self.file_metadata:
+            pairs = ", ".join(f"{key}={value}" for key, value in self.file_metadata.items())
+            lines.append(f"File metadata: {pairs}")
         if meta.settings:
             lines.append(f"Precision: {meta.settings} (floats stored as {meta.float}, ints as "
                          f"{meta.int})")  # fmt: skip
@@ -132,7 +142,27 @@ def read_record(path: Path) -> StoredRecord:
         tensors=tensors,
         others=len(flat) - len(tensors),
         state=describe_state(tree),
+        file_metadata=_file_metadata(path, metadata.format),
     )
+
+
+def _file_metadata(path: Path, format: str) -> dict[str, str]:
+    """A Burnpack or safetensors file's string metadata, less burnish's record keys."""
+    if format in ("burnpack", "burnish.burnpack"):
+        from burnish.record.store.burnpack import PackReader
+
+        strings = PackReader.from_file(path).metadata
+    elif format in ("foreign", "burnish.safetensors"):
+        import mmap
+
+        from burnish.record.formats import safetensors
+
+        with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            header, _ = safetensors._header(data)  # type: ignore[arg-type]
+        strings = header.get("__metadata__") or {}
+    else:
+        return {}
+    return {key: str(value) for key, value in strings.items() if not key.startswith("burnish.")}
 
 
 def _tensor_table(tensors: dict[str, Any]) -> str:
