@@ -5,6 +5,7 @@ and nothing in a file is ever executed."""
 from __future__ import annotations
 
 import contextlib
+import re
 import struct
 
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from burnish.errors import RecordError
-from burnish.record.store import BurnpackStore, burnpack, cbor, load_from
+from burnish.record.store import BurnpackStore, burnpack, cbor, load_from, save_into
 from burnish.record.store.burnpack import PackReader, PackTensor
 
 VALID = bytearray(
@@ -134,3 +135,18 @@ def test_a_pytorch_pickle_that_runs_code_is_refused(tmp_path):
     with pytest.raises(RecordError, match=r"Cannot read PyTorch file .* safely"):
         load_from(torch.nn.Linear(1, 1), PytorchStore.from_file(path))
     assert not marker.exists()
+
+
+def test_a_broken_files_error_names_the_file_and_where_its_metadata_is(tmp_path):
+    path = tmp_path / "model.bpk"
+    save_into(torch.nn.Linear(3, 2), BurnpackStore.from_file(path))
+    whole = path.read_bytes()
+    truncated = tmp_path / "truncated.bpk"
+    truncated.write_bytes(whole[:300])
+    with pytest.raises(RecordError, match=rf"^{re.escape(str(truncated))}: Burnpack tensor .* is"):
+        load_from(torch.nn.Linear(3, 2), BurnpackStore.from_file(truncated))
+    corrupt = tmp_path / "corrupt.bpk"
+    corrupt.write_bytes(whole[:20] + b"\xff" * 20 + whole[40:])
+    (size,) = struct.unpack_from("<I", whole, 6)
+    with pytest.raises(RecordError, match=rf"metadata is file bytes 10 to {10 + size}; its"):
+        PackReader.from_file(corrupt)

@@ -211,6 +211,12 @@ def test_remapping_two_names_onto_one_is_refused(tmp_path):
         BurnpackStore.from_file(path).with_key_remapping("^.*", "x").keys()
 
 
+@pytest.mark.parametrize(("written", "group"), [(r"trunk.\1", "1"), (r"trunk.\g<id>", "id")])
+def test_pythons_group_syntax_in_a_replacement_is_refused_with_burns(written, group):
+    with pytest.raises(RecordError, match=rf"uses Python's .*write `\$\{{{group}\}}`"):
+        KeyRemapper().add_pattern(r"^body\.(?P<id>\d+)", written)
+
+
 def test_safetensors_store_interop_with_the_library(tmp_path):
     from safetensors.torch import load_file, save_file
 

@@ -252,6 +252,15 @@ class PackReader:
     def __init__(self, buffer: Any, size: int, source: str) -> None:
         self.source = source
         self._buffer = buffer
+        try:
+            self._validate(size)
+        except RecordError as error:
+            if source == "<bytes>":
+                raise
+            raise RecordError(f"{source}: {error}") from None  # say which file
+
+    def _validate(self, size: int) -> None:
+        buffer = self._buffer
         header = _header(bytes(buffer[:HEADER_SIZE]), size)
         metadata_end = HEADER_SIZE + header
         if metadata_end > size:
@@ -259,7 +268,13 @@ class PackReader:
                 f"Burnpack header claims {header} bytes of metadata, but the file holds "
                 f"{size - HEADER_SIZE} after the header: it is truncated or corrupt."
             )
-        document = cbor.decode(bytes(buffer[HEADER_SIZE:metadata_end]))
+        try:
+            document = cbor.decode(bytes(buffer[HEADER_SIZE:metadata_end]))
+        except RecordError as error:
+            raise RecordError(
+                f"{error} (The metadata is file bytes {HEADER_SIZE} to {metadata_end}; its "
+                "offsets count from its start.)"
+            ) from None
         self.data_start = aligned_data_section_start(header)
         self.descriptors, self.metadata, self.scalars = _check_document(document)
         for name, descriptor in self.descriptors.items():

@@ -25,12 +25,21 @@ class KeyRemapper:
         """Append a rule; returns self.
 
         Raises:
-            RecordError: if `pattern` is not a valid regular expression.
+            RecordError: if `pattern` is not a valid regular expression, or `replacement` uses
+                Python's group syntax (`\\1`, `\\g<name>`), which Burn's takes literally.
         """
         try:
             compiled = re.compile(pattern)
         except re.error as error:
             raise RecordError(f"Invalid key remapping regex {pattern!r}: {error}.") from None
+        python_group = re.search(r"\\(\d+|g<\w+>)", replacement)
+        if python_group:
+            group = python_group.group(1).removeprefix("g<").removesuffix(">")
+            raise RecordError(
+                f"Key remapping replacement {replacement!r} uses Python's "
+                f"`{python_group.group(0)}`; replacements use Burn's syntax, where backslashes "
+                f"are literal: write `${{{group}}}` (or `${group}`) for the group."
+            )
         self.patterns.append((compiled, _python_replacement(replacement)))
         return self
 
