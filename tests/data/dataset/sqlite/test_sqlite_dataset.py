@@ -143,6 +143,12 @@ def test_missing_split_table_lists_the_tables(columns_db):
         SqliteDataset(columns_db, "test")
 
 
+def test_sqlites_own_tables_are_not_offered_as_splits(serialized_db):
+    # The writer's autoincrement keys make SQLite add its `sqlite_sequence` table.
+    with pytest.raises(SqliteDatasetError, match=r"its tables are \['train'\]\. Pass one"):
+        SqliteDataset(serialized_db, "valid")
+
+
 def test_corrupted_database_file(tmp_path):
     path = tmp_path / "corrupt.db"
     path.write_bytes(os.urandom(4096))

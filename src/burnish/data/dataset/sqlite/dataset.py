@@ -162,7 +162,7 @@ class SqliteDataset(Dataset[I], Generic[I]):
     def _table_info(self) -> tuple[list[str], list[str]]:
         """The table's column names and declared types (lower case)."""
         listed = self._query("select name from sqlite_master where type = 'table'")
-        tables = [row[0] for row in listed]
+        tables = [row[0] for row in listed if not str(row[0]).startswith("sqlite_")]
         if self._split not in tables:
             raise SqliteDatasetError(
                 f"{self._where()}: the file has no table {self._split!r}; its tables are "
