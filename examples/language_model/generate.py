@@ -38,8 +38,8 @@ def model_file(artifact_dir: str | Path) -> Path:
 
 def load_model(artifact_dir: str | Path, device: torch.device | str = "cpu") -> Gpt:
     """The trained model of `artifact_dir`, as its inference twin (`model.valid()`)."""
+    path = model_file(artifact_dir)  # first: a directory never trained in says so
     config = TrainingConfig.load(Path(artifact_dir) / "config.json")
-    path = model_file(artifact_dir)
     model = config.model.init(device).load_file(path, recorder_for_file(path), device)
     return model.valid()
 
@@ -73,15 +73,18 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args(argv)
-    text = generate(
-        args.artifact_dir,
-        args.prompt,
-        args.tokens,
-        args.temperature,
-        args.top_k,
-        args.seed,
-        args.device,
-    )
+    try:
+        text = generate(
+            args.artifact_dir,
+            args.prompt,
+            args.tokens,
+            args.temperature,
+            args.top_k,
+            args.seed,
+            args.device,
+        )
+    except FileNotFoundError as error:
+        parser.exit(1, f"error: {error}\n")
     print(text)
     return text
 

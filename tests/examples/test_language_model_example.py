@@ -121,6 +121,17 @@ def test_generate_samples_from_the_saved_model_of_any_recorder(trained, tmp_path
     assert main(["--artifact-dir", str(artifact_dir), "--tokens", "5", "--prompt", "x"])
 
 
+def test_generate_in_a_directory_never_trained_in_says_to_train_first(tmp_path, capsys) -> None:
+    from examples.language_model.generate import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--artifact-dir", str(tmp_path / "nothing-here")])
+    assert exit_info.value.code == 1
+    error = capsys.readouterr().err
+    assert error.startswith("error: No model file (model.*) in ") and "Train first" in error
+    assert "Traceback" not in error
+
+
 def test_top_k_one_is_greedy_and_bad_sampling_settings_are_refused(trained) -> None:
     artifact_dir, _ = trained
     model = load_model(artifact_dir)

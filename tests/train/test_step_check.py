@@ -174,6 +174,15 @@ def test_a_torch_optimizer_fails_at_the_first_iteration(tmp_path):
     assert model.train_steps == 0
 
 
+def test_an_optimizer_config_fails_at_the_first_iteration_saying_init(tmp_path):
+    model = Counted()
+    with pytest.raises(
+        TypeError, match=r"the config AdamConfig, not an optimizer.*`AdamConfig\(\)\.init\(\)`"
+    ):
+        fit(tmp_path, model, optim=AdamConfig())
+    assert model.train_steps == 0
+
+
 def _stepped_on(model) -> bn.optim.Optimizer:
     optim = AdamConfig().init()
     batch = next(iter(loaders(train_items=64)[0]))

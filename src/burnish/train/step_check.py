@@ -133,6 +133,13 @@ def check_optimizer(optim: Any, model: nn.Module) -> None:
     if not isinstance(optim, Optimizer):
         if callable(getattr(optim, "step", None)):
             return  # an optimizer of the user's own with Burn's `step(lr, model, grads)`
+        if callable(
+            getattr(optim, "init", None)
+        ):  # a config: AdamWConfig() for AdamWConfig().init()
+            raise TypeError(
+                f"The optimizer is the config {kind}, not an optimizer: build it with "
+                f"`.init()`, e.g. `{kind}().init()`."
+            )
         raise TypeError(
             f"The optimizer must be a burnish optimizer, e.g. `AdamConfig().init()`. "
             f"Received: {_describe(optim)}."
@@ -165,7 +172,8 @@ def _describe(value: Any) -> str:
         return "None"
     if isinstance(value, torch.Tensor):
         return f"a Tensor of shape {list(value.shape)}"
-    return f"a {type(value).__name__}"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 def _batch_source(loader: DataAdapter) -> str:
