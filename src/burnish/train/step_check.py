@@ -133,9 +133,7 @@ def check_optimizer(optim: Any, model: nn.Module) -> None:
     if not isinstance(optim, Optimizer):
         if callable(getattr(optim, "step", None)):
             return  # an optimizer of the user's own with Burn's `step(lr, model, grads)`
-        if callable(
-            getattr(optim, "init", None)
-        ):  # a config: AdamWConfig() for AdamWConfig().init()
+        if callable(getattr(optim, "init", None)):  # a config, given without `.init()`
             raise TypeError(
                 f"The optimizer is the config {kind}, not an optimizer: build it with "
                 f"`.init()`, e.g. `{kind}().init()`."

@@ -26,7 +26,8 @@ class KeyRemapper:
 
         Raises:
             RecordError: if `pattern` is not a valid regular expression, or `replacement` uses
-                Python's group syntax (`\\1`, `\\g<name>`), which Burn's takes literally.
+                Python's group syntax (`\\1`, `\\g<name>`), which Burn's syntax takes
+                literally.
         """
         try:
             compiled = re.compile(pattern)
