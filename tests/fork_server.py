@@ -47,6 +47,9 @@ from pathlib import Path
 from typing import Any
 
 PRELOAD = ("numpy", "torch", "burnish", "burnish.train", "burnish.record", "burnish.optim")
+# `torch.use_deterministic_algorithms` (the runs' `.deterministic()`) imports Inductor and
+# Dynamo the first time it is called: another second per run.
+PRELOAD += ("torch._inductor",)
 IMPORT_TIME_SETTINGS = ("OMP_", "MKL_", "KMP_", "TORCH", "PYTORCH_", "CUDA_", "PYTHON")
 SERVERS = 2  # each with its own hash seed, taking turns
 # Popen settings a fork does not apply: such a run is a plain subprocess.
