@@ -1,4 +1,5 @@
-"""Test-wide set-up: datasets come from the copy of MNIST kept in the repo (data/mnist)."""
+"""Test-wide set-up: datasets come from the copy of MNIST kept in the repo (data/mnist); the
+suite's subprocesses share compiled bytecode."""
 
 import os
 from pathlib import Path
@@ -9,6 +10,10 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("BURNISH_DATASETS", str(REPO / "data"))
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+# Where PYTHONDONTWRITEBYTECODE is set (as on this project's machines), each of the few hundred
+# interpreters the suite starts would compile burnish's and the tests' modules from source
+# again (0.3-0.5 s each): they write and share the usual __pycache__ instead (git ignores it).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 @pytest.fixture
