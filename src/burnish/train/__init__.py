@@ -10,7 +10,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what editors and type checkers see; at run time, imported on first use
-    from burnish.train.builder import LearnerBuilder
     from burnish.train.checkpoint import (
         CheckpointingAction,
         CheckpointingStrategy,
@@ -32,6 +31,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time, imported o
     )
     from burnish.train.interrupter import Interrupter
     from burnish.train.learner import Learner
+    from burnish.train.learner_builder import LearnerBuilder
     from burnish.train.listener import (
         CheckpointEvent,
         EpochEndEvent,
@@ -83,7 +83,7 @@ _LAZY = {
     "IterationEndEvent": "burnish.train.listener",
     "KeepLastNCheckpoints": "burnish.train.checkpoint",
     "Learner": "burnish.train.learner",
-    "LearnerBuilder": "burnish.train.builder",
+    "LearnerBuilder": "burnish.train.learner_builder",
     "LearnerSummary": "burnish.train.summary",
     "ListenerEvent": "burnish.train.listener",
     "MetricCheckpointingStrategy": "burnish.train.checkpoint",

@@ -26,11 +26,15 @@ import logging
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.distributed as dist
 
 from burnish.run_lock import RunLock, RunLockedError
+
+if TYPE_CHECKING:
+    from burnish.train.data_adapter import DataAdapter
 
 __all__ = ["DistributedContext"]
 
@@ -85,6 +89,18 @@ class DistributedContext:
         with torch.no_grad():
             for tensor in [*module.parameters(), *module.buffers()]:
                 dist.broadcast(tensor.data, src=0)
+
+    def place_loader(self, loader: Any, pad: bool) -> DataAdapter:
+        """`loader` (any loader `data_adapter` takes) on this process's device and, under
+        ranks, its shard: padded to equal lengths (`pad`, training) or each item once."""
+        from burnish.train.data_adapter import data_adapter
+
+        adapter = data_adapter(loader)
+        if self.device is not None:
+            adapter = adapter.to_device(self.device)
+        if self.enabled:
+            adapter = adapter.shard(self.rank, self.world_size, pad=pad)
+        return adapter
 
     @contextlib.contextmanager
     def run_lock(self, directory: Path) -> Iterator[None]:

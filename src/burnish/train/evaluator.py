@@ -32,7 +32,7 @@ from torch import nn
 from burnish.module import valid
 from burnish.train.artifact_dir import prepare_artifact_dir
 from burnish.train.batch_check import model_device
-from burnish.train.data_adapter import NO_BATCH, DataAdapter, data_adapter
+from burnish.train.data_adapter import NO_BATCH, DataAdapter
 from burnish.train.distributed import DistributedContext
 from burnish.train.interrupter import Interrupter
 from burnish.train.metric.base import Metric, MetricMetadata, Numeric
@@ -40,6 +40,7 @@ from burnish.train.preemption import PreemptionSettings, PreemptionWatch
 from burnish.train.processor import MetricsProcessor, SplitMetrics
 from burnish.train.renderer.base import TrainingProgress
 from burnish.train.renderer.notebook import show_summary
+from burnish.train.session import enter_directory
 from burnish.train.split import Split
 from burnish.train.step_check import check_first_batch, check_inference_item
 
@@ -344,7 +345,7 @@ class Evaluator:
             reduce=context.reducer(),
             rank=context.rank,
         )
-        adapter = _adapter(loader, context)
+        adapter = context.place_loader(loader, pad=False)  # each item counts once
         step_name = _inference_step_name(self.model)
         step = getattr(valid(self.model), step_name)
         log.info("Evaluating %r (%s): logs in %s.", name, type(self.model).__name__, directory)
@@ -388,11 +389,7 @@ class Evaluator:
         from burnish.train.renderer import NullRenderer, default_renderer
 
         with contextlib.ExitStack() as stack:
-            stack.enter_context(context.run_lock(self.directory))
-            installer = self.application_logger if context.is_main else None
-            if installer is not None:
-                installer.install()
-                stack.callback(installer.uninstall)
+            enter_directory(stack, context, self.directory, self.application_logger)
             stack.enter_context(self.interrupter.catch_sigint())
             if context.is_main:
                 self._renderer = self.renderer or default_renderer()
@@ -412,15 +409,6 @@ def _inference_step_name(model: nn.Module) -> str:
         "or `test_step(batch)` method: implement one, returning the item the metrics read "
         "(e.g. ClassificationOutput), to evaluate it."
     )
-
-
-def _adapter(loader: Any, context: DistributedContext) -> DataAdapter:
-    adapter = data_adapter(loader)
-    if context.device is not None:
-        adapter = adapter.to_device(context.device)
-    if context.enabled:  # each item counts once: no padding
-        adapter = adapter.shard(context.rank, context.world_size, pad=False)
-    return adapter
 
 
 def _metadata(adapter: DataAdapter, iteration: int) -> tuple[MetricMetadata, TrainingProgress]:

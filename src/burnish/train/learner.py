@@ -13,8 +13,9 @@ from torch import nn
 from burnish.train.artifact_dir import prepare_artifact_dir
 from burnish.train.distributed import DistributedContext
 from burnish.train.renderer.notebook import show_summary
-from burnish.train.run import Run, learner_summary
+from burnish.train.run import Run
 from burnish.train.split import Split
+from burnish.train.summary import learner_summary
 
 if TYPE_CHECKING:
     from burnish.lr_scheduler import LrScheduler

@@ -13,14 +13,12 @@ from __future__ import annotations
 import contextlib
 import enum
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
 
-from burnish.gradient_checkpointing import gradient_checkpointing
 from burnish.module import valid
 from burnish.train.accumulation import Accumulation
 from burnish.train.announce import Announcer
@@ -34,10 +32,8 @@ from burnish.train.checkpoint.training_state import TrainingState
 from burnish.train.compile import (
     CompiledTrainStep,
     check_compiled_step,
-    compiled_forward,
-    tracing_autograd,
 )
-from burnish.train.data_adapter import NO_BATCH, DataAdapter, data_adapter
+from burnish.train.data_adapter import NO_BATCH, DataAdapter
 from burnish.train.distributed import DistributedContext
 from burnish.train.eager_step import EagerTrainStep
 from burnish.train.ema import ModelEma
@@ -45,7 +41,7 @@ from burnish.train.ema_validation import EmaValidation
 from burnish.train.fsdp import shard_model
 from burnish.train.grad_sync import GradientSync
 from burnish.train.listener_dispatch import Listeners
-from burnish.train.metric.base import MetricMetadata, Numeric
+from burnish.train.metric.base import MetricMetadata
 from burnish.train.metric.store import MetricStore
 from burnish.train.mid_epoch import MidEpochValidation
 from burnish.train.non_finite import NonFiniteWatch
@@ -55,6 +51,7 @@ from burnish.train.preemption import PreemptionSettings, PreemptionWatch
 from burnish.train.processor import MetricsProcessor, SplitMetrics
 from burnish.train.renderer.base import MetricsRenderer, TrainingProgress
 from burnish.train.result import TrainingResult
+from burnish.train.session import run_session
 from burnish.train.split import TRAINING_SPLITS, Split
 from burnish.train.step_check import (
     check_first_batch,
@@ -62,17 +59,16 @@ from burnish.train.step_check import (
     check_model_device,
     check_optimizer,
 )
+from burnish.train.summary import learner_summary
 from burnish.train.tracking import Tracking, final_model_file, run_settings
 
 if TYPE_CHECKING:
     from burnish.optim import Optimizer
     from burnish.train.learner import Learner
     from burnish.train.logger import MetricLogger
-    from burnish.train.options import LearnerOptions
     from burnish.train.step import ValidStep
-    from burnish.train.summary import LearnerSummary
 
-__all__ = ["Run", "learner_summary"]
+__all__ = ["Run"]
 
 log = logging.getLogger("burnish.train")
 
@@ -131,7 +127,10 @@ class Run:
             model=model,
             optim=learner.optim,
             lr_scheduler=learner.lr_scheduler,
-            loaders={split: self._adapter(loader, split) for split, loader in loaders.items()},
+            loaders={  # validation counts each item once: no padding
+                split: context.place_loader(loader, pad=split is Split.TRAIN)
+                for split, loader in loaders.items()
+            },
             processor=self.processor,
             accumulation=Accumulation(options.grads_accumulation, options.lr_step),
             early_stopping=options.early_stopping,
@@ -201,7 +200,7 @@ class Run:
         return CompiledTrainStep(model, optim, options.compile, self.precision)
 
     def fit(self) -> TrainingResult:
-        with self._session():
+        with run_session(self):
             if self.context.is_main:
                 self.announce.run_start(self.options)
             resumed = self.checkpointer.restore(
@@ -531,79 +530,6 @@ class Run:
         }
         return dict(loggers), options.renderer or default_renderer()
 
-    def _adapter(self, loader: Any, split: Split) -> DataAdapter:
-        adapter = data_adapter(loader)
-        if self.context.device is not None:
-            adapter = adapter.to_device(self.context.device)
-        if self.context.enabled:  # validation counts each item once: no padding
-            pad = split is Split.TRAIN
-            adapter = adapter.shard(self.context.rank, self.context.world_size, pad=pad)
-        return adapter
-
-    @contextlib.contextmanager
-    def _session(self) -> Iterator[None]:
-        options, context = self.options, self.context
-        installer = options.application_logger if context.is_main else None
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(context.run_lock(options.artifact_dir))
-            if installer is not None:
-                installer.install()
-                stack.callback(installer.uninstall)
-            if context.enabled:
-                log.info(
-                    "Distributed training: rank %d of %d on %s; rank 0 writes logs and "
-                    "checkpoints.",
-                    context.rank,
-                    context.world_size,
-                    context.device,
-                )
-            stack.enter_context(options.interrupter.catch_sigint())
-            stack.enter_context(self.preemption.catch())  # SIGTERM and the like
-            stack.enter_context(self.checkpointer.writes())  # fit waits for the writes
-            if self.grad_sync is not None:
-                stack.callback(self.grad_sync.close)
-            stack.enter_context(_deterministic(options.deterministic))
-            if options.gradient_checkpointing:
-                blocks = options.checkpoint_blocks
-                stack.enter_context(gradient_checkpointing(self.state.model, blocks))
-            modules = [self.state.model, *_modules_of(self.valid_model)]
-            if self.compiled_step is None:
-                stack.enter_context(compiled_forward(modules, options.compile))
-            else:
-                stack.callback(self.compiled_step.close)
-            stack.enter_context(tracing_autograd(self.compiled_step is not None))
-            if self.tracking is not None:
-                stack.callback(self.tracking.close_trackers)
-            stack.callback(self.renderer.close)  # started by `fit` once there is a run to show
-            stack.callback(self._flush_loggers)
-            yield
-
-    def _flush_loggers(self) -> None:
-        for split in self.processor.splits.values():
-            split.logger.flush()
-
-
-def learner_summary(
-    options: LearnerOptions, epochs: int | None = None, validations: int | None = None
-) -> LearnerSummary | None:
-    """The LearnerSummary of the run's file logs over epochs `1..epochs` (None: every epoch
-    logged) and, with `valid_every`, validations `1..validations`; None without metrics or
-    without files (`with_metric_logger` loggers that write none)."""
-    from burnish.train.summary import LearnerSummary
-
-    names = {m.name for split in options.metrics.values() for m in split if isinstance(m, Numeric)}
-    if not names:
-        return None
-    if options.valid_every is None:
-        validations = None
-    try:
-        return LearnerSummary.from_dir(
-            options.artifact_dir, sorted(names), epochs=epochs, validations=validations
-        )
-    except FileNotFoundError as error:
-        log.warning("No summary: %s", error)
-        return None
-
 
 def _file_directory(loggers: dict[Split, MetricLogger]) -> Path | None:
     """The valid split's log directory, if its logs are files (`validations.json` goes there)."""
@@ -615,23 +541,3 @@ def _file_directory(loggers: dict[Split, MetricLogger]) -> Path | None:
 
 def _mixed_precision(dtype: torch.dtype | None, model: nn.Module) -> MixedPrecision | None:
     return MixedPrecision(dtype, model_device(model)) if dtype is not None else None
-
-
-def _modules_of(valid_model: nn.Module | EmaValidation) -> list[nn.Module]:
-    return valid_model.modules if isinstance(valid_model, EmaValidation) else [valid_model]
-
-
-@contextlib.contextmanager
-def _deterministic(enabled: bool) -> Iterator[None]:
-    if not enabled:
-        yield
-        return
-    previous = torch.are_deterministic_algorithms_enabled()
-    benchmark = torch.backends.cudnn.benchmark
-    torch.use_deterministic_algorithms(True)
-    torch.backends.cudnn.benchmark = False
-    try:
-        yield
-    finally:
-        torch.use_deterministic_algorithms(previous)
-        torch.backends.cudnn.benchmark = benchmark

@@ -8,6 +8,7 @@ import math
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from burnish.train.logger.base import DamagedLogError
 from burnish.train.logger.file import FileMetricLogger
@@ -15,7 +16,16 @@ from burnish.train.logger.validations import read_validations
 from burnish.train.metric.store import Aggregate, MetricStore
 from burnish.train.split import Split
 
-__all__ = ["LearnerSummary", "MetricSummary", "MetricSummaryEntry", "SummaryMetrics"]
+if TYPE_CHECKING:
+    from burnish.train.options import LearnerOptions
+
+__all__ = [
+    "LearnerSummary",
+    "MetricSummary",
+    "MetricSummaryEntry",
+    "SummaryMetrics",
+    "learner_summary",
+]
 
 log = logging.getLogger("burnish.train")
 
@@ -292,3 +302,25 @@ def _format_value(value: float) -> str:
     else:
         text = f"{value:.3f}"
     return f"{text:<9}"
+
+
+def learner_summary(
+    options: LearnerOptions, epochs: int | None = None, validations: int | None = None
+) -> LearnerSummary | None:
+    """The LearnerSummary of the run's file logs over epochs `1..epochs` (None: every epoch
+    logged) and, with `valid_every`, validations `1..validations`; None without metrics or
+    without files (`with_metric_logger` loggers that write none)."""
+    from burnish.train.metric.base import Numeric
+
+    names = {m.name for split in options.metrics.values() for m in split if isinstance(m, Numeric)}
+    if not names:
+        return None
+    if options.valid_every is None:
+        validations = None
+    try:
+        return LearnerSummary.from_dir(
+            options.artifact_dir, sorted(names), epochs=epochs, validations=validations
+        )
+    except FileNotFoundError as error:
+        log.warning("No summary: %s", error)
+        return None
