@@ -22,6 +22,16 @@ What a fork shares with its server, and how that is kept from weakening a test:
   with a Popen setting a fork does not apply (`preexec_fn`, `umask`, `pass_fds`, ...), is
   started as a plain subprocess too.
 
+`torchrun(options, [script, *args])` runs `python -m torch.distributed.run OPTIONS script ARGS`
+with the agent forked likewise and each rank forked too: torchrun, unchanged, starts
+`python -u fork_server.py --rank script ARGS` for each rank, a stdlib-only client that asks a
+server (its import-time settings those of the ranks: torchrun's `OMP_NUM_THREADS=1`) to fork
+the rank with the client's argv, environment and streams, passes the signals torchrun sends
+it on to the rank, and exits as the rank did (killed by the same signal, or its exit status).
+When the client dies (torchrun's SIGKILL), the server SIGKILLs the rank. Ranks of one group,
+and a restarted group, alternate between the two servers' hash seeds. A client that finds no
+server for its settings runs the script itself (`exec python -u script`).
+
 The server runs one child per request and tells its exit status over the request's socket;
 it kills its children and exits when the test process that started it goes away.
 """
@@ -51,6 +61,10 @@ PRELOAD = ("numpy", "torch", "burnish", "burnish.train", "burnish.record", "burn
 # Dynamo the first time it is called: another second per run.
 PRELOAD += ("torch._inductor",)
 IMPORT_TIME_SETTINGS = ("OMP_", "MKL_", "KMP_", "TORCH", "PYTORCH_", "CUDA_", "PYTHON")
+# What torchrun's agent sets on its workers under those prefixes is read at run time.
+LAUNCHER_SETTINGS = ("TORCHELASTIC_", "TORCH_NCCL_")
+# A rank client's servers (their socket paths) and its group's turn, in its environment.
+SOCKETS_KEY, TURN_KEY = "FORK_SERVER_SOCKETS", "FORK_SERVER_TURN"
 SERVERS = 2  # each with its own hash seed, taking turns
 # Popen settings a fork does not apply: such a run is a plain subprocess.
 UNSUPPORTED = {"preexec_fn", "pass_fds", "umask", "user", "group", "extra_groups", "process_group"}
@@ -133,12 +147,13 @@ class ForkedPopen(subprocess.Popen):
 class _Server:
     """One fork server process, started by this test process."""
 
-    def __init__(self) -> None:
+    def __init__(self, environment: dict[str, str]) -> None:
         self.directory = tempfile.mkdtemp(prefix="burnish-forks-")
         self.path = os.path.join(self.directory, "server.sock")
-        self.environment = dict(os.environ)  # as the server imported torch
+        self.environment = environment  # as the server imported torch
         self.process = subprocess.Popen(
             [sys.executable, __file__, self.path, *PRELOAD],
+            env=environment,
             stdin=subprocess.PIPE,  # closed when this process ends: the server then ends too
             stdout=subprocess.PIPE,
             start_new_session=True,  # a Ctrl-C or a signal to this process group spares it
@@ -151,14 +166,7 @@ class _Server:
             raise RuntimeError(f"the fork server did not start (it said {ready!r})")
 
     def start(self, request: dict[str, Any], streams: list[int]) -> tuple[socket.socket, int]:
-        connection = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        connection.connect(self.path)
-        socket.send_fds(connection, [json.dumps(request).encode()], streams)
-        answer = json.loads(connection.recv(1 << 16))
-        if "error" in answer:
-            connection.close()
-            raise OSError(answer["error"])
-        return connection, int(answer["pid"])
+        return _request_fork(self.path, request, streams)
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -169,7 +177,9 @@ class _Server:
         os.rmdir(self.directory)
 
 
-_servers: list[_Server] = []
+# The servers, by the import-time settings they were started with: those of this process's
+# environment (started at the first fork), and those of torchrun's ranks (at the first torchrun).
+_pools: dict[tuple[tuple[str, str], ...], list[_Server]] = {}
 _turns = itertools.count()
 _lock = threading.Lock()
 
@@ -178,16 +188,42 @@ def popen(args: list[str], **kwargs: Any) -> subprocess.Popen:
     """`subprocess.Popen([sys.executable, *args], **kwargs)`, forked from a fork server."""
     if not _forkable(args, kwargs):
         return subprocess.Popen([sys.executable, *args], **kwargs)
+    env = kwargs.get("env") or os.environ
     with _lock:
-        if not _servers:
-            _servers.extend(_Server() for _ in range(SERVERS))  # importing side by side
-            atexit.register(lambda: [server.stop() for server in _servers])
-            for started in _servers:
-                started.wait_ready()
-        server = _servers[next(_turns) % len(_servers)]
-    if not _same_import_settings(kwargs.get("env") or os.environ, server.environment):
+        _pool(os.environ)
+        pool = _pools.get(_import_settings(env))
+    if pool is None:
         return subprocess.Popen([sys.executable, *args], **kwargs)
-    return ForkedPopen([sys.executable, *args], server, **kwargs)
+    return ForkedPopen([sys.executable, *args], pool[next(_turns) % len(pool)], **kwargs)
+
+
+def torchrun(
+    options: list[str], args: list[str], *, env: dict[str, str] | None = None, **kwargs: Any
+) -> subprocess.CompletedProcess:
+    """`subprocess.run([python, -m, torch.distributed.run, *options, *args], **kwargs)`: the
+    agent and every rank forked (`run`'s keywords: `capture_output`, `timeout`, ...)."""
+    env = dict(os.environ if env is None else env)
+    ranks = {**env, "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1")}  # as torchrun sets
+    with _lock:
+        pool = _pool(ranks)
+    env[SOCKETS_KEY] = os.pathsep.join(server.path for server in pool)
+    env[TURN_KEY] = str(next(_turns))
+    command = ["-m", "torch.distributed.run", *options, __file__, "--rank", *args]
+    return run(command, env=env, **kwargs)
+
+
+def _pool(env: Any) -> list[_Server]:
+    """The servers started with `env`'s import-time settings (started now if there are none)."""
+    key = _import_settings(env)
+    if key not in _pools:
+        base = {k: v for k, v in os.environ.items() if not k.startswith(IMPORT_TIME_SETTINGS)}
+        environment = {**base, **dict(key)}
+        _pools[key] = [_Server(environment) for _ in range(SERVERS)]  # importing side by side
+        if len(_pools) == 1:
+            atexit.register(lambda: [s.stop() for pool in _pools.values() for s in pool])
+        for started in _pools[key]:
+            started.wait_ready()
+    return _pools[key]
 
 
 def run(args: list[str], *, input=None, timeout=None, check=False, capture_output=False, **kwargs):
@@ -221,15 +257,84 @@ def _forkable(args: list[str], kwargs: dict[str, Any]) -> bool:
     return not args[0].startswith("-") or (args[0] == "-m" and len(args) > 1)
 
 
-def _same_import_settings(env: Any, server: dict[str, str]) -> bool:
-    keys = {k for k in (*env, *server) if k.startswith(IMPORT_TIME_SETTINGS)}
-    return all(env.get(k) == server.get(k) for k in keys)
+def _import_settings(env: Any) -> tuple[tuple[str, str], ...]:
+    return tuple(
+        sorted(
+            (k, v)
+            for k, v in env.items()
+            if k.startswith(IMPORT_TIME_SETTINGS) and not k.startswith(LAUNCHER_SETTINGS)
+        )
+    )
+
+
+def _request_fork(
+    path: str, request: dict[str, Any], streams: list[int]
+) -> tuple[socket.socket, int]:
+    """Ask the server at `path` to fork `request`; its connection (the exit status comes on it)
+    and the child's pid. OSError if there is no server there or it refused."""
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        connection.connect(path)
+        socket.send_fds(connection, [json.dumps(request).encode()], streams)
+        answer = json.loads(connection.recv(1 << 16) or b'{"error": "the server closed"}')
+    except BaseException:
+        connection.close()
+        raise
+    if "error" in answer:
+        connection.close()
+        raise OSError(answer["error"])
+    return connection, int(answer["pid"])
+
+
+# -- a torchrun rank's client -----------------------------------------------------------------
+
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1)
+FORWARDED += (signal.SIGUSR2,)
+
+
+def rank(argv: list[str]) -> None:
+    """`python -u SCRIPT ARGS` as a torchrun worker, forked from a server: never returns."""
+    paths = os.environ.pop(SOCKETS_KEY, "").split(os.pathsep)
+    turn = int(os.environ.pop(TURN_KEY, "0"))
+    turn += int(os.environ.get("LOCAL_RANK", "0"))
+    turn += int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+    request = {
+        "argv": argv,
+        "env": dict(os.environ),
+        "cwd": os.getcwd(),
+        "new_session": True,  # torchrun makes each worker a session leader
+        "umask": _current_umask(),
+        "tied": True,
+        "unbuffered": True,
+    }
+    try:
+        connection, pid = _request_fork(paths[turn % len(paths)], request, [0, 1, 2])
+    except OSError:
+        os.execv(sys.executable, [sys.executable, "-u", *argv])
+    for forwarded in FORWARDED:
+        signal.signal(forwarded, lambda number, _: _signal(pid, number))
+    status = connection.recv(64)  # retried after each forwarded signal (PEP 475)
+    if not status:  # the server is gone
+        _signal(pid, signal.SIGKILL)
+        os._exit(1)
+    code = int(status)
+    if code < 0:  # killed by a signal: so is the client
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL and SIGSTOP have no handler
+            signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code & 0xFF)
+
+
+def _signal(pid: int, number: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, number)
 
 
 # -- the server -------------------------------------------------------------------------------
 
 
 def serve(path: str, preload: list[str]) -> None:
+    settings = _import_settings(os.environ)  # as torch is imported with
     for name in preload:
         __import__(name)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -251,29 +356,46 @@ def serve(path: str, preload: list[str]) -> None:
             if key.fileobj is listener:
                 connection, _ = listener.accept()
                 sockets = [listener, connection, *children.values()]
-                pid = _fork(connection, sockets, [wake_read, wake_write, selector])
+                pid, tied = _fork(connection, settings, sockets, [wake_read, wake_write, selector])
                 if pid:
                     children[pid] = connection
+                if tied:  # its client going away (its socket closed) kills it
+                    selector.register(connection, selectors.EVENT_READ, pid)
             elif key.fileobj is wake_read:
                 os.read(wake_read, 4096)
-            elif not os.read(sys.stdin.fileno(), 4096):  # the test process is gone
-                for pid in children:
-                    os.kill(pid, signal.SIGKILL)
-                return
-        _reap(children)
+            elif key.fileobj is sys.stdin.buffer:
+                if not os.read(sys.stdin.fileno(), 4096):  # the test process is gone
+                    for pid in children:
+                        os.kill(pid, signal.SIGKILL)
+                    return
+            else:  # a tied child's client is gone
+                selector.unregister(key.fileobj)
+                if key.data in children:
+                    os.kill(key.data, signal.SIGKILL)
+        _reap(children, selector)
 
 
-def _fork(connection: socket.socket, sockets: list[socket.socket], others: list[Any]) -> int:
+def _fork(
+    connection: socket.socket,
+    settings: tuple[tuple[str, str], ...],
+    sockets: list[socket.socket],
+    others: list[Any],
+) -> tuple[int, bool]:
+    """Fork the child `connection` asks for; its pid (0 if refused) and whether it is tied."""
     message, streams, _, _ = socket.recv_fds(connection, 1 << 20, 3)
     request = json.loads(message)
     sys.stdout.flush()
     sys.stderr.flush()
     try:
+        if _import_settings(request["env"]) != settings:
+            raise OSError("its import-time settings are not this server's")
         pid = os.fork()
     except OSError as error:
+        for stream in streams:
+            os.close(stream)
         connection.send(json.dumps({"error": str(error)}).encode())
         connection.close()
-        return 0
+        return 0, False
     if pid == 0:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -287,10 +409,10 @@ def _fork(connection: socket.socket, sockets: list[socket.socket], others: list[
     for stream in streams:
         os.close(stream)
     connection.send(json.dumps({"pid": pid}).encode())
-    return pid
+    return pid, bool(request.get("tied"))
 
 
-def _reap(children: dict[int, socket.socket]) -> None:
+def _reap(children: dict[int, socket.socket], selector: selectors.BaseSelector) -> None:
     while children:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -300,6 +422,8 @@ def _reap(children: dict[int, socket.socket]) -> None:
             return
         connection = children.pop(pid, None)
         if connection is not None:
+            with contextlib.suppress(KeyError):
+                selector.unregister(connection)
             with contextlib.suppress(OSError):  # the test process may have stopped listening
                 connection.send(str(os.waitstatus_to_exitcode(status)).encode())
             connection.close()
@@ -318,8 +442,9 @@ def _run(request: dict[str, Any], streams: list[int]) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
-    sys.stdout = sys.__stdout__ = _text_stream(1, line_buffering=os.isatty(1))
-    sys.stderr = sys.__stderr__ = _text_stream(2, line_buffering=True)
+    unbuffered = bool(request.get("unbuffered"))  # python -u
+    sys.stdout = sys.__stdout__ = _text_stream(1, os.isatty(1), unbuffered)
+    sys.stderr = sys.__stderr__ = _text_stream(2, True, unbuffered)
     argv = request["argv"]
     code: int | str = 0
     try:
@@ -346,10 +471,16 @@ def _run(request: dict[str, Any], streams: list[int]) -> None:
     os._exit(int(code) & 0xFF)
 
 
-def _text_stream(fd: int, line_buffering: bool) -> io.TextIOWrapper:
+def _text_stream(fd: int, line_buffering: bool, unbuffered: bool) -> io.TextIOWrapper:
     raw = io.FileIO(fd, "w", closefd=False)
     errors = "backslashreplace" if fd == 2 else "strict"
-    return io.TextIOWrapper(io.BufferedWriter(raw), line_buffering=line_buffering, errors=errors)
+    binary = raw if unbuffered else io.BufferedWriter(raw)
+    return io.TextIOWrapper(
+        binary,  # type: ignore[arg-type]  # a raw FileIO, as CPython's own -u
+        line_buffering=line_buffering,
+        write_through=unbuffered,
+        errors=errors,
+    )
 
 
 def _exit_code(code: object) -> int:
@@ -374,4 +505,7 @@ def _shutdown() -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], sys.argv[2:])
+    if sys.argv[1] == "--rank":
+        rank(sys.argv[2:])
+    else:
+        serve(sys.argv[1], sys.argv[2:])

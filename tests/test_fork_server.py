@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,90 @@ def test_an_import_time_setting_or_an_interpreter_option_gets_a_plain_subprocess
     process = fork_server.popen([script, "plain"], stdout=subprocess.PIPE)
     assert isinstance(process, fork_server.ForkedPopen)
     process.communicate(timeout=60)
+
+
+RANK_SCRIPT = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    rank = os.environ["RANK"]
+    keys = sorted(k for k in os.environ if k.startswith("FORK_SERVER"))
+    print(f"rank {rank} pid {os.getpid()} torch {'torch' in sys.modules} session "
+          f"{os.getsid(0) == os.getpid()} keys {keys} hash {hash('burnish')}", flush=True)
+    mode = sys.argv[1]
+    if mode == "kill" and rank == "1":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if mode == "exit" and rank == "1":
+        sys.exit(7)
+    if mode == "sleep" or (mode in ("kill", "exit") and rank == "0"):
+        signal.signal(signal.SIGTERM, lambda *_: (print(f"rank {rank} SIGTERM", flush=True),
+                                                  sys.exit(0)))
+        time.sleep(60)
+    """
+)
+TORCHRUN = ["--standalone", "--nproc_per_node=2", "--monitor-interval=0.2"]
+
+
+@pytest.fixture
+def rank_script(tmp_path: Path) -> str:
+    path = tmp_path / "ranks.py"
+    path.write_text(RANK_SCRIPT)
+    return str(path)
+
+
+def test_torchrun_forks_each_rank_a_session_leader_with_its_own_hash_seed(rank_script):
+    done = fork_server.torchrun(TORCHRUN, [rank_script, "plain"], capture_output=True,
+                                text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = sorted(line for line in done.stdout.splitlines() if line.startswith("rank "))
+    assert len(lines) == 2, done.stdout
+    for rank, line in enumerate(lines):  # forked: torch is there before the script imports it
+        assert line.startswith(f"rank {rank} ") and "torch True session True keys []" in line
+    assert lines[0].split("hash ")[1] != lines[1].split("hash ")[1]
+
+
+def test_a_rank_killed_by_a_signal_is_seen_by_torchrun_as_killed_and_the_other_stopped(
+    rank_script,
+):
+    done = fork_server.torchrun(TORCHRUN, [rank_script, "kill"], capture_output=True,
+                                text=True, timeout=120)  # fmt: skip
+    assert done.returncode != 0
+    assert "exitcode  : -9" in done.stderr, done.stderr[-3000:]  # torchrun's failure table
+    assert "rank 0 SIGTERM" in done.stdout  # torchrun's SIGTERM reached the forked rank 0
+    done = fork_server.torchrun(TORCHRUN, [rank_script, "exit"], capture_output=True,
+                                text=True, timeout=120)  # fmt: skip
+    assert "exitcode  : 7" in done.stderr, done.stderr[-3000:]
+
+
+def test_a_rank_dies_with_its_client_and_a_client_without_a_server_runs_the_script_itself(
+    rank_script, tmp_path
+):
+    env = {**os.environ, "RANK": "0", "OMP_NUM_THREADS": "1"}
+    fork_server.torchrun(TORCHRUN, [rank_script, "plain"], capture_output=True, timeout=120)
+    env[fork_server.SOCKETS_KEY] = os.pathsep.join(
+        server.path for server in fork_server._pools[fork_server._import_settings(env)]
+    )
+    client = subprocess.Popen(
+        [sys.executable, "-u", fork_server.__file__, "--rank", rank_script, "sleep"],
+        env=env, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert client.stdout is not None
+    line = client.stdout.readline()
+    assert "torch True" in line, line  # forked
+    rank_pid = int(line.split("pid ")[1].split()[0])
+    assert rank_pid != client.pid
+    client.kill()  # as torchrun's last resort
+    client.wait(timeout=30)
+    for _ in range(300):  # the server SIGKILLs the rank when its client's socket closes
+        try:
+            os.kill(rank_pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the rank {rank_pid} outlived its client")
+    del env[fork_server.SOCKETS_KEY]
+    alone = subprocess.run(
+        [sys.executable, "-u", fork_server.__file__, "--rank", rank_script, "plain"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert alone.returncode == 0 and "torch False" in alone.stdout, alone

@@ -92,8 +92,9 @@ def in_writer() -> bool:
     return threading.current_thread().name.startswith("burnish-checkpoint")
 
 
-def kill_in_writer(count: int) -> None:
-    """SIGKILL this process at the writer thread's `count`-th call of fsync/replace/write."""
+def kill_in_writer(count: int, say: str = "") -> None:
+    """SIGKILL this process at the writer thread's `count`-th call of fsync/replace/write,
+    after writing `say` (if any) on stderr."""
     calls = {"n": 0}
 
     def wrap(function):
@@ -101,6 +102,8 @@ def kill_in_writer(count: int) -> None:
             if in_writer():
                 calls["n"] += 1
                 if calls["n"] == count:
+                    if say:
+                        print(say, file=sys.stderr, flush=True)
                     os.kill(os.getpid(), signal.SIGKILL)
             return function(*args, **kwargs)
 

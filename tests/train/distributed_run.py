@@ -85,6 +85,7 @@ class CrashingMlp(Mlp):
             for thread in threading.enumerate():  # the checkpoint writer (AsyncCheckpointer)
                 if thread.name.startswith("burnish-checkpoint"):
                     thread.join()
+            print(f"rank {rank} SIGKILLs itself at step {self.calls}", file=sys.stderr, flush=True)
             os.kill(os.getpid(), signal.SIGKILL)
         if self.calls == self.preempt_at and rank == self.preempt_rank:
             os.kill(os.getpid(), signal.SIGTERM)  # to this rank only
@@ -221,8 +222,10 @@ def custom_loop(args) -> torch.nn.Module:
             loss = torch.nn.functional.cross_entropy(model(batch.images), batch.targets)
             grads = GradientsParams.from_grads(bn.backward(loss), model)
             model = optim.step(0.1, model, grads)
+    module = model.module
+    del model  # before the group it holds (docs/distributed.md, "Process group")
     dist.destroy_process_group()  # the script joined the group, so it leaves it
-    return model.module
+    return module
 
 
 def count_checkpointed_runs() -> list[int]:
@@ -283,7 +286,7 @@ def main() -> None:
     if args.kill_in_writer and first_attempt and os.environ.get("RANK", "0") == "0":
         from tests.train.crash_run import kill_in_writer
 
-        kill_in_writer(args.kill_in_writer)
+        kill_in_writer(args.kill_in_writer, say="rank 0 SIGKILLs itself in its writer")
     block_runs = count_checkpointed_runs()
     linear_calls = []  # Linear forwards that record gradients
     torch.nn.modules.module.register_module_forward_pre_hook(

@@ -3,8 +3,8 @@ on the concatenated batches; only rank 0 writes; a crashing rank fails the run; 
 
 from __future__ import annotations
 
+import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,24 +23,14 @@ def torchrun(
     restarts: int = 0,
     env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess:
-    command = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        f"--nproc_per_node={nproc}",
-        f"--max-restarts={restarts}",
-        "--monitor-interval=0.5",
-        str(SCRIPT),
-        *args,
-    ]
-    env = {
-        **__import__("os").environ,
-        "BURNISH_DIST_TIMEOUT": "60",
-        "OMP_NUM_THREADS": "1",
-        **(env or {}),
-    }
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+    """`torchrun --standalone --nproc_per_node=NPROC SCRIPT ARGS`, its agent and ranks forked
+    (tests/fork_server.py)."""
+    options = ["--standalone", f"--nproc_per_node={nproc}", f"--max-restarts={restarts}"]
+    options.append("--monitor-interval=0.5")
+    env = {**os.environ, "BURNISH_DIST_TIMEOUT": "60", "OMP_NUM_THREADS": "1", **(env or {})}
+    return fork_server.torchrun(
+        options, [str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def single(*args: str) -> subprocess.CompletedProcess:
@@ -179,7 +169,9 @@ def test_elastic_restart_after_a_rank_is_killed_is_bit_identical(
     flags = ("--checkpoint-every", "3", *kill)
     done = torchrun(str(elastic / "artifacts"), str(elastic / "final.pt"), *flags, restarts=1)
     check(done)
-    assert "exitcode: -9" in done.stderr  # the kill happened; the restart recovered from it
+    # The kill happened (which rank's exit torchrun's agent observes first is a race: the
+    # survivor's Gloo error may come first) and the restart recovered from it.
+    assert "SIGKILLs itself" in done.stderr
     log = (elastic / "artifacts" / "experiment.log").read_text()
     assert f"Resumed from checkpoint {resumed_from}," in log, log[-2000:]
     assert_params_close(elastic / "final.pt", straight / "final.pt", atol=0)
@@ -378,7 +370,7 @@ def test_sigterm_to_one_rank_stops_both_at_one_iteration_then_requeue_and_resume
     scontrol = bin_dir / "scontrol"
     scontrol.write_text(STAND_IN_SCONTROL)
     scontrol.chmod(0o755)
-    env = {"PATH": f"{bin_dir}:{__import__('os').environ['PATH']}", "SLURM_JOB_ID": "4242"}
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "SLURM_JOB_ID": "4242"}
     flags = ("--epochs", "3", "--checkpoint-every", "3")
     stopped = torchrun(
         str(preempted / "artifacts"), str(preempted / "final.pt"), *flags,
