@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ from burnish.train.logger import InMemoryMetricLogger
 from burnish.train.metric import AccuracyMetric, LossMetric
 from burnish.train.renderer import CliMetricsRenderer
 
+from tests import fork_server
 from tests.helpers import MnistBatcher
 from tests.train.helpers import Mlp, builder, loaders
 
@@ -298,14 +300,13 @@ def test_two_ranks_under_torchrun_equal_one_process(tmp_path):
     """1000 items in batches of 64 over 2 ranks: 16 batches, the last of 40 items; each rank
     evaluates its share once (no padding), the metrics are summed over the ranks."""
     one, two = tmp_path / "one", tmp_path / "two"
-    env = {**__import__("os").environ, "BURNISH_DIST_TIMEOUT": "60", "OMP_NUM_THREADS": "1"}
-    alone = [sys.executable, str(SCRIPT), str(one), str(tmp_path / "one.json")]
-    subprocess.run(alone, check=True, timeout=240, env=env, capture_output=True)
-    ranks = [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-        str(SCRIPT), str(two), str(tmp_path / "two.json"),
-    ]  # fmt: skip
-    done = subprocess.run(ranks, timeout=300, env=env, capture_output=True, text=True)
+    env = {**os.environ, "BURNISH_DIST_TIMEOUT": "60", "OMP_NUM_THREADS": "1"}
+    alone = [str(SCRIPT), str(one), str(tmp_path / "one.json")]  # forked: tests/fork_server.py
+    fork_server.run(alone, check=True, timeout=240, env=env, capture_output=True)
+    ranks = [str(SCRIPT), str(two), str(tmp_path / "two.json")]
+    torchrun = ["--standalone", "--nproc_per_node=2"]
+    captured = {"capture_output": True, "text": True}
+    done = fork_server.torchrun(torchrun, ranks, timeout=300, env=env, **captured)
     assert done.returncode == 0, done.stderr[-4000:]
     a = json.loads((tmp_path / "one.json").read_text())
     b = json.loads((tmp_path / "two.json").read_text())

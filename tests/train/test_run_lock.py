@@ -169,16 +169,9 @@ def test_ranks_agree_when_rank_0_cannot_lock(tmp_path):
     script.write_text(RANKS.format(repo=str(Path(__file__).resolve().parents[2])))
     artifact_dir = tmp_path / "run"
     with RunLock(artifact_dir):
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "torch.distributed.run",
-                "--standalone",
-                "--nproc-per-node=2",
-                str(script),
-                str(artifact_dir),
-            ],
+        done = fork_server.torchrun(
+            ["--standalone", "--nproc-per-node=2"],
+            [str(script), str(artifact_dir)],
             capture_output=True,
             text=True,
             timeout=300,

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+from tests import fork_server
 from tests.train.metric import reference
 from tests.train.metric.ranks_run import items, metrics
 from tests.train.metric.replay import Replay, close
@@ -31,12 +30,14 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 def _run(tmp_path: Path, nproc: int) -> dict[str, dict[str, float]]:
     out = tmp_path / f"values-{nproc}.json"
     args = [str(tmp_path / f"run-{nproc}"), str(out), "--items", str(ITEMS)]
-    launcher = [sys.executable]
-    if nproc > 1:
-        launcher += ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}"]
     env = {**os.environ, "BURNISH_DIST_TIMEOUT": "60", "OMP_NUM_THREADS": "1"}
-    command = [*launcher, str(SCRIPT), *args, "--batch-size", str(BATCH)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    args = [str(SCRIPT), *args, "--batch-size", str(BATCH)]
+    options = {"capture_output": True, "text": True, "timeout": 300, "env": env}
+    if nproc > 1:  # forked: tests/fork_server.py
+        torchrun = ["--standalone", f"--nproc_per_node={nproc}"]
+        result = fork_server.torchrun(torchrun, args, **options)
+    else:
+        result = fork_server.run(args, **options)
     assert result.returncode == 0, result.stderr[-4000:]
     return json.loads(out.read_text())
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import fork_server
 from tests.train.metric.epoch_metrics_run import SampleBatcher, item, metrics
 from tests.train.metric.replay import close
 
@@ -27,12 +27,14 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 def _run(artifacts: Path, out: Path, nproc: int, *flags: str) -> subprocess.CompletedProcess:
-    launcher = [sys.executable]
-    if nproc > 1:
-        launcher += ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}"]
+    """The script alone or under torchrun (forked: tests/fork_server.py)."""
     env = {**os.environ, "BURNISH_DIST_TIMEOUT": "60", "OMP_NUM_THREADS": "1"}
-    command = [*launcher, str(SCRIPT), str(artifacts), str(out), *flags]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    args = [str(SCRIPT), str(artifacts), str(out), *flags]
+    options = {"capture_output": True, "text": True, "timeout": 300, "env": env}
+    if nproc > 1:
+        torchrun = ["--standalone", f"--nproc_per_node={nproc}"]
+        return fork_server.torchrun(torchrun, args, **options)
+    return fork_server.run(args, **options)
 
 
 def _expected() -> dict[str, dict[str, float]]:
