@@ -184,14 +184,18 @@ _turns = itertools.count()
 _lock = threading.Lock()
 
 
-def popen(args: list[str], **kwargs: Any) -> subprocess.Popen:
-    """`subprocess.Popen([sys.executable, *args], **kwargs)`, forked from a fork server."""
+def popen(args: list[str], *, new_servers: bool = False, **kwargs: Any) -> subprocess.Popen:
+    """`subprocess.Popen([sys.executable, *args], **kwargs)`, forked from a fork server.
+
+    A run whose import-time settings no server has is a plain subprocess, unless
+    `new_servers`: then servers with its settings start (worth it for settings many runs share).
+    """
     if not _forkable(args, kwargs):
         return subprocess.Popen([sys.executable, *args], **kwargs)
     env = kwargs.get("env") or os.environ
     with _lock:
         _pool(os.environ)
-        pool = _pools.get(_import_settings(env))
+        pool = _pool(env) if new_servers else _pools.get(_import_settings(env))
     if pool is None:
         return subprocess.Popen([sys.executable, *args], **kwargs)
     return ForkedPopen([sys.executable, *args], pool[next(_turns) % len(pool)], **kwargs)

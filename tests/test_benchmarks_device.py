@@ -7,19 +7,19 @@ nothing here looks at how fast anything is.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests import fork_server
 
 REPO = Path(__file__).resolve().parents[1]
 EAGER = ("plain", "custom", "learner")
 
 
 def _child(contender: str, model: str, iterations: int = 3, *flags: str) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.device", "child", contender, "--model", model,
+    done = fork_server.run(  # forked (tests/fork_server.py)
+        ["-m", "benchmarks.device", "child", contender, "--model", model,
          "--device", "cpu", "--iterations", str(iterations), "--benchmark", "time_to_accuracy",
          *flags],
         cwd=REPO, capture_output=True, text=True, timeout=600,

@@ -8,12 +8,11 @@ so the whole file runs in about a minute on two cores.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import fork_server
 from tests.docs.snippets import DOCS, english_twin, pages, python_blocks, runnable_script
 
 REPO = DOCS.parent
@@ -61,8 +60,9 @@ def test_page_runs(run: tuple[Path, ...], tmp_path: Path) -> None:
         OMP_NUM_THREADS="2",
     )
     env.pop("PYTHONPATH", None)
-    proc = subprocess.run(
-        [sys.executable, str(script)],
+    proc = fork_server.run(  # forked from servers with this environment (tests/fork_server.py)
+        [str(script)],
+        new_servers=True,
         cwd=tmp_path,
         env=env,
         capture_output=True,
