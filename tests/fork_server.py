@@ -81,6 +81,7 @@ class ForkedPopen(subprocess.Popen):
         self._server = server
         self._new_session = bool(kwargs.get("start_new_session"))
         self._connection: socket.socket | None = None
+        self._status_lock = threading.Lock()  # one thread reads the exit status
         super().__init__(args, **kwargs)
 
     def _execute_child(  # type: ignore[override]  # Popen's private hook, POSIX signature
@@ -118,20 +119,30 @@ class ForkedPopen(subprocess.Popen):
         self._closed_child_pipe_fds = True
 
     def _internal_poll(self, _deadstate=None, **_: Any):  # type: ignore[override]
-        if self.returncode is None and self._connection is not None:
-            self._connection.setblocking(False)
-            with contextlib.suppress(BlockingIOError):
-                self._read_status()
+        if not self._status_lock.acquire(blocking=False):
+            return None  # another thread is waiting (as Popen's own poll answers)
+        try:
+            if self.returncode is None and self._connection is not None:
+                self._connection.setblocking(False)
+                with contextlib.suppress(BlockingIOError):
+                    self._read_status()
+        finally:
+            self._status_lock.release()
         return self.returncode
 
     def _wait(self, timeout):  # type: ignore[override]
-        if self.returncode is not None or self._connection is None:
-            return self.returncode
-        self._connection.settimeout(timeout)
+        if not self._status_lock.acquire(timeout=-1 if timeout is None else timeout):
+            raise subprocess.TimeoutExpired(self.args, timeout)
         try:
-            self._read_status()
-        except TimeoutError:
-            raise subprocess.TimeoutExpired(self.args, timeout) from None
+            if self.returncode is not None or self._connection is None:
+                return self.returncode
+            self._connection.settimeout(timeout)
+            try:
+                self._read_status()
+            except TimeoutError:
+                raise subprocess.TimeoutExpired(self.args, timeout) from None
+        finally:
+            self._status_lock.release()
         return self.returncode
 
     def _read_status(self) -> None:

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -212,3 +213,13 @@ def test_a_rank_dies_with_its_client_and_a_client_without_a_server_runs_the_scri
         env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert alone.returncode == 0 and "torch False" in alone.stdout, alone
+
+
+def test_two_threads_can_wait_for_one_child(script):
+    process = fork_server.popen([script, "thread"], stdout=subprocess.PIPE, text=True)
+    codes: list[int] = []
+    waiter = threading.Thread(target=lambda: codes.append(process.wait()))
+    waiter.start()
+    stdout, _ = process.communicate(timeout=60)  # waits too, after reading the pipe
+    waiter.join(timeout=60)
+    assert codes == [0] and process.returncode == 0 and stdout.endswith("atexit\n")

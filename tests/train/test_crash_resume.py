@@ -5,10 +5,13 @@ log to equal an uninterrupted run's, bit for bit."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import os
 import random
 import signal
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -22,10 +25,34 @@ SCRIPT = Path(__file__).with_name("crash_run.py")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 
+def start(command: list[str]) -> subprocess.Popen:
+    """The script in a session of its own (forked), its output on pipes."""
+    return fork_server.popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+
+
+def communicate(process: subprocess.Popen) -> tuple[str, str]:
+    """`process.communicate()`; once the process has exited, what it left running in its
+    group is SIGKILLed. A killed run's DataLoader workers (`--workers 2`) notice their parent
+    is gone only at their next status check, 5 s later (PyTorch's MP_STATUS_CHECK_INTERVAL),
+    and hold the output pipes open until then: a job scheduler would kill them with it."""
+
+    def reap() -> None:
+        process.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+    reaper = threading.Thread(target=reap, daemon=True)
+    reaper.start()
+    stdout, stderr = process.communicate(timeout=120)
+    reaper.join()
+    return stdout, stderr
+
+
 def run(artifact_dir: Path, out: Path, *flags: str, kill_after: float | None = None) -> int:
     """Run the script; with `kill_after`, SIGKILL it that many seconds after training began."""
-    command = [str(SCRIPT), str(artifact_dir), str(out), *flags]
-    process = fork_server.popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = start([str(SCRIPT), str(artifact_dir), str(out), *flags])
     head = ""
     if kill_after is not None:
         for line in process.stderr:  # the renderer's first line: training has begun
@@ -36,7 +63,7 @@ def run(artifact_dir: Path, out: Path, *flags: str, kill_after: float | None = N
             process.wait(timeout=kill_after)
         except subprocess.TimeoutExpired:
             process.send_signal(signal.SIGKILL)
-    stdout, stderr = process.communicate(timeout=120)
+    stdout, stderr = communicate(process)
     stderr = head + stderr
     if process.returncode not in (0, -signal.SIGKILL):
         raise AssertionError(f"crash_run.py failed ({process.returncode}):\n{stderr[-3000:]}")
@@ -230,8 +257,7 @@ def test_sigkill_then_resume_continues_the_ema_bit_identically(reference_ema, tm
 
 def start_and_wait_for_training(artifact_dir: Path, out: Path, *flags: str) -> subprocess.Popen:
     """Start the script and return once its renderer says training has begun."""
-    command = [str(SCRIPT), str(artifact_dir), str(out), *flags]
-    process = fork_server.popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = start([str(SCRIPT), str(artifact_dir), str(out), *flags])
     for line in process.stderr:
         if line.startswith("Training for"):
             return process
@@ -243,7 +269,7 @@ def test_ctrl_c_once_stops_after_the_iteration_with_a_checkpoint(reference, tmp_
     artifact_dir, out = tmp_path / "artifacts", tmp_path / "final.pt"
     process = start_and_wait_for_training(artifact_dir, out, "--step-delay", "0.02")
     process.send_signal(signal.SIGINT)
-    stdout, _ = process.communicate(timeout=120)
+    stdout, _ = communicate(process)
     assert process.returncode == 0
     assert "interrupted=True" in stdout
     assert not out.exists()
