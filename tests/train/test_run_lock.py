@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -25,14 +26,26 @@ SCRIPT = Path(__file__).with_name("lock_run.py")
 pytestmark = pytest.mark.timeout(600)
 
 
-def start(artifact_dir: Path, *flags: str) -> subprocess.Popen:
+def start(artifact_dir: Path, *flags: str, new_session: bool = False) -> subprocess.Popen:
     return fork_server.popen(
         [str(SCRIPT), str(artifact_dir), *flags],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=new_session,
     )
+
+
+def group_members(group: int) -> list[int]:
+    """The pids of the live processes in a process group (from /proc)."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == group and fields[0] != "Z":  # state, ppid, pgrp
+                members.append(int(stat.parent.name))
+    return members
 
 
 def wait_holding(process: subprocess.Popen) -> None:
@@ -81,12 +94,21 @@ def test_a_second_run_fails_at_once_and_leaves_the_first_untouched(tmp_path):
 def test_a_killed_holder_never_blocks_resume(tmp_path):
     """SIGKILL while data-loader workers live, then resume at once: the lock died with it."""
     artifact_dir = tmp_path / "run"
-    first = start(artifact_dir, "--hold-at", "2", "--workers", "2")
+    first = start(artifact_dir, "--hold-at", "2", "--workers", "2", new_session=True)
     wait_holding(first)
     first.send_signal(signal.SIGKILL)
-    first.communicate(timeout=60)
-    assert first.returncode == -signal.SIGKILL
-    assert "done epochs=2" in finish(start(artifact_dir))  # resumed from epoch 1's checkpoint
+    assert first.wait(timeout=60) == -signal.SIGKILL
+    # Its workers live on until their next check of their parent (5 s later, at most): the
+    # resume starts while they do (not waiting for them to close the output pipes).
+    for pipe in (first.stdin, first.stdout, first.stderr):
+        pipe.close()
+    workers = group_members(first.pid)
+    try:
+        assert "done epochs=2" in finish(start(artifact_dir))  # from epoch 1's checkpoint
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(first.pid, signal.SIGKILL)
+    assert len(workers) == 2, "the killed run's workers were gone before the resume began"
     holder = json.loads((artifact_dir / LOCK_NAME).read_text())
     assert holder["pid"] != first.pid  # the resumed run took the lock and wrote itself in
 
