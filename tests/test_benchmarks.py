@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import fork_server
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -59,9 +61,9 @@ def test_unknown_benchmark_is_refused(tmp_path: Path) -> None:
 @pytest.mark.timeout(300)
 def test_guide_accuracy_learner_equals_the_plain_loop() -> None:
     """The guide recipe through the Learner gives the plain loop's test accuracy, epoch by epoch."""
-    done = subprocess.run(
+    done = fork_server.run(  # forked (tests/fork_server.py)
         [
-            sys.executable, "-m", "benchmarks.guide_accuracy",
+            "-m", "benchmarks.guide_accuracy",
             "--seeds", "7", "--plain", "--epochs", "2", "--limit", "1280",
         ],
         cwd=REPO, capture_output=True, text=True, timeout=300,
@@ -76,10 +78,10 @@ def test_guide_accuracy_learner_equals_the_plain_loop() -> None:
 
 
 def _language_model_child(contender: str, steps: int) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.language_model", "child", contender,
+    done = fork_server.run(  # forked, from servers with one OpenMP thread
+        ["-m", "benchmarks.language_model", "child", contender,
          "--mode", "target", "--steps", str(steps)],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
+        new_servers=True, cwd=REPO, capture_output=True, text=True, timeout=300,
         env={**os.environ, "OMP_NUM_THREADS": "1", "BURNISH_RENDERER": "cli"},
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr

@@ -91,12 +91,12 @@ MODES_SCRIPT = os.path.join(os.path.dirname(__file__), "file_modes_run.py")
 def test_every_file_burnish_writes_has_the_mode_of_open(tmp_path, umask):
     """Checkpoints, logs, metrics.csv, mlflow-run.json, save_file, config, convert, report."""
     import json
-    import subprocess
-    import sys
+
+    from tests import fork_server
 
     pytest.importorskip("mlflow")
-    command = [sys.executable, MODES_SCRIPT, f"{umask:o}", str(tmp_path)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    command = [MODES_SCRIPT, f"{umask:o}", str(tmp_path)]  # forked: tests/fork_server.py
+    result = fork_server.run(command, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     modes = json.loads(result.stdout.strip().splitlines()[-1])
     for name in (
