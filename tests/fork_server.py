@@ -233,7 +233,9 @@ def _pool(env: Any) -> list[_Server]:
     if key not in _pools:
         base = {k: v for k, v in os.environ.items() if not k.startswith(IMPORT_TIME_SETTINGS)}
         environment = {**base, **dict(key)}
-        _pools[key] = [_Server(environment) for _ in range(SERVERS)]  # importing side by side
+        # Side by side, each with its own hash seed; a seed set by PYTHONHASHSEED is one seed.
+        fixed = environment.get("PYTHONHASHSEED", "random") != "random"
+        _pools[key] = [_Server(environment) for _ in range(1 if fixed else SERVERS)]
         if len(_pools) == 1:
             atexit.register(lambda: [s.stop() for pool in _pools.values() for s in pool])
         for started in _pools[key]:

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from tests import fork_server
+
 
 def command(module: bool = False) -> list[str]:
     """The installed console script, or `python -m burnish`."""
@@ -19,12 +21,16 @@ def command(module: bool = False) -> list[str]:
 
 
 def burnish(*args: str | Path, module: bool = False, **kwargs) -> subprocess.CompletedProcess:
-    """Run the installed `burnish` console script (or `python -m burnish`)."""
+    """Run `burnish ARGS` as `python -m burnish ARGS`, forked from an interpreter that imported
+    torch already (tests/fork_server.py): most commands load records, and a fresh interpreter
+    spends a second importing torch. The installed console script itself is what
+    `command()` runs (test_errors.py, `in_terminal`); `module=True` keeps a plain
+    `python -m burnish` subprocess."""
     env = {**os.environ, "COLUMNS": "120"}
-    return subprocess.run(
-        [*command(module), *map(str, args)], capture_output=True, text=True, env=env, timeout=120,
-        **kwargs,
-    )  # fmt: skip
+    options = {"capture_output": True, "text": True, "env": env, "timeout": 120, **kwargs}
+    if module:
+        return subprocess.run([*command(module), *map(str, args)], **options)
+    return fork_server.run(["-m", "burnish", *map(str, args)], **options)
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
