@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import io
 import itertools
 import json
@@ -63,6 +64,8 @@ PRELOAD += ("burnish.train.metric", "burnish.data.dataloader", "burnish.lr_sched
 # `torch.use_deterministic_algorithms` (the runs' `.deterministic()`) imports Inductor and
 # Dynamo the first time it is called: another second per run.
 PRELOAD += ("torch._inductor",)
+# Called once the preloads are in: what every run would read again (tests/helpers.py's MNIST).
+WARM = ("tests.helpers:read_mnist",)
 IMPORT_TIME_SETTINGS = ("OMP_", "MKL_", "KMP_", "TORCH", "PYTORCH_", "CUDA_", "PYTHON")
 # What torchrun's agent sets on its workers under those prefixes is read at run time.
 LAUNCHER_SETTINGS = ("TORCHELASTIC_", "TORCH_NCCL_")
@@ -357,6 +360,7 @@ def serve(path: str, preload: list[str]) -> None:
     settings = _import_settings(os.environ)  # as torch is imported with
     for name in preload:
         __import__(name)
+    _warm(WARM)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
     listener.listen(16)
@@ -393,6 +397,18 @@ def serve(path: str, preload: list[str]) -> None:
                 if key.data in children:
                     os.kill(key.data, signal.SIGKILL)
         _reap(children, selector)
+
+
+def _warm(names: tuple[str, ...]) -> None:
+    """Call each `module:function` (the repository's root on `sys.path` meanwhile only)."""
+    root = str(Path(__file__).resolve().parents[1])
+    sys.path.append(root)
+    try:
+        for name in names:
+            module, function = name.split(":")
+            getattr(importlib.import_module(module), function)()
+    finally:
+        sys.path.remove(root)
 
 
 def _fork(

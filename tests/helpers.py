@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,10 +12,30 @@ from torch import nn
 
 import burnish as bn
 from burnish.data.dataloader import Batcher
-from burnish.data.dataset.vision import MnistItem
+from burnish.data.dataset.vision import MnistDataset, MnistItem
 from burnish.train.metric import LossMetric
 
 MNIST_MEAN, MNIST_STD = 0.1307, 0.3081  # of MNIST's training pixels scaled to [0, 1]
+
+
+def mnist(split: str) -> MnistDataset:
+    """`MnistDataset.new(split)`, read once per process and folder: decompressing and checking
+    the files takes 0.15-0.3 s, and the suite's runs asked for them a thousand times. The
+    dataset is read-only (its arrays view the file's bytes), so tests can share it. The fork
+    server (tests/fork_server.py) reads both splits before it forks, for every run it starts.
+    Tests of reading MNIST itself call `MnistDataset` directly."""
+    return _mnist(split, os.environ.get("BURNISH_DATASETS"))
+
+
+@functools.cache
+def _mnist(split: str, datasets: str | None) -> MnistDataset:
+    return MnistDataset.new(split)
+
+
+def read_mnist() -> None:
+    """Both splits into `mnist`'s cache (what the fork server calls before it forks)."""
+    mnist("train")
+    mnist("test")
 
 
 def tiny_model(seed: int = 0, in_features: int = 4, hidden: int = 8, out: int = 3) -> nn.Module:

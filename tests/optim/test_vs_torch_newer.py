@@ -22,7 +22,6 @@ import torch
 from torch import nn
 
 import burnish as bn
-from burnish.data.dataset.vision import MnistDataset
 from burnish.optim import (
     AdamConfig,
     AdamWConfig,
@@ -34,7 +33,7 @@ from burnish.optim import (
     WeightDecayConfig,
 )
 
-from tests.helpers import assert_close
+from tests.helpers import assert_close, mnist
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 STEPS = 50
@@ -43,7 +42,7 @@ F64 = torch.float64
 
 @functools.cache
 def _mnist_batches(count: int, size: int, dtype=torch.float32):
-    dataset = MnistDataset.train()
+    dataset = mnist("train")
     items = [dataset.get(i) for i in range(count * size)]
     images = torch.from_numpy(np.stack([item.image for item in items]) / 255).to(dtype)
     labels = torch.tensor([item.label for item in items])

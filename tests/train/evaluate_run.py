@@ -28,12 +28,11 @@ os.environ.setdefault("BURNISH_DATASETS", str(REPO / "data"))
 import burnish as bn  # noqa: E402
 from burnish.data.dataloader import DataLoaderBuilder  # noqa: E402
 from burnish.data.dataset import PartialDataset  # noqa: E402
-from burnish.data.dataset.vision import MnistDataset  # noqa: E402
 from burnish.train import EvaluatorBuilder  # noqa: E402
 from burnish.train.metric import AccuracyMetric, LossMetric  # noqa: E402
 from burnish.train.renderer import CliMetricsRenderer  # noqa: E402
 
-from tests.helpers import MnistBatcher  # noqa: E402
+from tests.helpers import MnistBatcher, mnist  # noqa: E402
 from tests.train.helpers import Mlp  # noqa: E402
 
 
@@ -58,7 +57,7 @@ def main() -> None:
 
     bn.seed(7)
     model = SlowMlp(args.slow)
-    data = PartialDataset(MnistDataset.test(), 0, args.items)
+    data = PartialDataset(mnist("test"), 0, args.items)
     loader = DataLoaderBuilder(MnistBatcher()).batch_size(64).build(data)
     builder = EvaluatorBuilder(args.directory).metrics(AccuracyMetric(), LossMetric()).summary()
     if args.renderer == "cli":

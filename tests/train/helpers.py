@@ -8,13 +8,12 @@ from torch import nn
 import burnish as bn
 from burnish.data.dataloader import DataLoaderBuilder
 from burnish.data.dataset import PartialDataset
-from burnish.data.dataset.vision import MnistDataset
 from burnish.nn.loss import CrossEntropyLossConfig
 from burnish.train import ClassificationOutput, LearnerBuilder, TrainingListener, TrainOutput
 from burnish.train.metric import AccuracyMetric, LossMetric
 from burnish.train.renderer import CliMetricsRenderer
 
-from tests.helpers import MnistBatcher
+from tests.helpers import MnistBatcher, mnist
 
 
 class Mlp(bn.Module):
@@ -51,8 +50,8 @@ def loaders(
     workers: int = 0,
 ):
     """A shuffled train loader and an ordered valid loader over MNIST subsets."""
-    train = PartialDataset(MnistDataset.train(), 0, train_items)
-    valid = PartialDataset(MnistDataset.test(), 0, valid_items)
+    train = PartialDataset(mnist("train"), 0, train_items)
+    valid = PartialDataset(mnist("test"), 0, valid_items)
 
     def loader():
         return DataLoaderBuilder(MnistBatcher()).batch_size(batch_size).num_workers(workers)

@@ -17,7 +17,6 @@ import torch.nn.functional as F
 import burnish as bn
 from burnish.data.dataloader import DataLoaderBuilder
 from burnish.data.dataset import PartialDataset
-from burnish.data.dataset.vision import MnistDataset
 from burnish.optim import AdamConfig
 from burnish.train import EvaluatorBuilder, LearnerSummary
 from burnish.train.evaluator import evaluation_tag
@@ -26,14 +25,14 @@ from burnish.train.metric import AccuracyMetric, LossMetric
 from burnish.train.renderer import CliMetricsRenderer
 
 from tests import fork_server
-from tests.helpers import MnistBatcher
+from tests.helpers import MnistBatcher, mnist
 from tests.train.helpers import Mlp, builder, loaders
 
 SCRIPT = Path(__file__).with_name("evaluate_run.py")
 
 
 def test_loader(items: int | None = None, batch_size: int = 100):
-    data = MnistDataset.test()
+    data = mnist("test")
     if items is not None:
         data = PartialDataset(data, 0, items)
     return DataLoaderBuilder(MnistBatcher()).batch_size(batch_size).build(data)

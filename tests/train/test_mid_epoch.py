@@ -13,7 +13,6 @@ import torch
 import burnish as bn
 from burnish.data.dataloader import DataLoaderBuilder
 from burnish.data.dataset import PartialDataset
-from burnish.data.dataset.vision import MnistDataset
 from burnish.module import load_record
 from burnish.optim import AdamConfig
 from burnish.record import DefaultRecorder
@@ -35,7 +34,7 @@ from burnish.train.logger.validations import read_validations
 from burnish.train.metric import AccuracyMetric, LossMetric
 from burnish.train.renderer import CliMetricsRenderer
 
-from tests.helpers import MnistBatcher
+from tests.helpers import MnistBatcher, mnist
 from tests.train import scripted
 from tests.train.helpers import Mlp, loaders
 
@@ -66,7 +65,7 @@ def fit(kind, directory, configure, seed=3, shuffled_valid=False):
     optim = AdamConfig().init()
     data = loaders(**DATA)
     if shuffled_valid:  # each validation sees its batches in another order
-        items = PartialDataset(MnistDataset.test(), 0, DATA["valid_items"])
+        items = PartialDataset(mnist("test"), 0, DATA["valid_items"])
         data = data[0], DataLoaderBuilder(MnistBatcher()).batch_size(32).shuffle(7).build(items)
 
     def settings(builder):

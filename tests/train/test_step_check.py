@@ -11,13 +11,12 @@ from torch.utils.data import DataLoader as TorchDataLoader
 import burnish as bn
 from burnish.data.dataloader import Batcher, DataLoaderBuilder
 from burnish.data.dataset import InMemDataset, PartialDataset
-from burnish.data.dataset.vision import MnistDataset
 from burnish.optim import AdamConfig, GradientsParams, SgdConfig
 from burnish.train import EvaluatorBuilder, TrainOutput
 from burnish.train.metric import AccuracyMetric
 from burnish.train.renderer import CliMetricsRenderer
 
-from tests.helpers import MnistBatcher
+from tests.helpers import MnistBatcher, mnist
 from tests.train.helpers import Mlp, builder, loaders
 
 
@@ -120,9 +119,7 @@ class NoneBatcher(Batcher):
 
 def test_a_batcher_that_returns_none_fails_at_the_first_iteration(tmp_path):
     train = (
-        DataLoaderBuilder(NoneBatcher())
-        .batch_size(32)
-        .build(PartialDataset(MnistDataset.train(), 0, 64))
+        DataLoaderBuilder(NoneBatcher()).batch_size(32).build(PartialDataset(mnist("train"), 0, 64))
     )
     model = Counted()
     with pytest.raises(TypeError, match=r"the batcher `NoneBatcher.batch\(items, device\)` ret"):
@@ -141,9 +138,7 @@ def test_a_torch_collate_fn_that_returns_none_is_named(tmp_path):
 
 def test_a_valid_batcher_that_returns_none_fails_before_valid_step(tmp_path):
     valid = (
-        DataLoaderBuilder(NoneBatcher())
-        .batch_size(32)
-        .build(PartialDataset(MnistDataset.test(), 0, 64))
+        DataLoaderBuilder(NoneBatcher()).batch_size(32).build(PartialDataset(mnist("test"), 0, 64))
     )
     with pytest.raises(TypeError, match="The valid data loader gave the learner None"):
         fit(tmp_path, Mlp(), valid=valid)
@@ -247,7 +242,7 @@ def test_an_in_memory_batch_list_still_trains(tmp_path):
     loader = (
         DataLoaderBuilder(MnistBatcher())
         .batch_size(32)
-        .build(InMemDataset([MnistDataset.test().get(i) for i in range(32)]))
+        .build(InMemDataset([mnist("test").get(i) for i in range(32)]))
     )
     learner = builder(tmp_path, epochs=1).build(Mlp(), SgdConfig().init(), 1e-2)
     assert learner.fit(batches, loader).epochs_completed == 1
