@@ -18,6 +18,9 @@ What a fork shares with its server, and how that is kept from weakening a test:
 - Settings read when torch is imported (`OMP_*`, `MKL_*`, `TORCH_*`, `PYTORCH_*`, `CUDA_*`,
   `PYTHON*`): a run whose environment differs from the server's in one of them is started as
   a plain subprocess instead.
+- What the server did before it forks: the modules of `PRELOAD` are imported (a script that
+  would not import them finds them there), and `WARM` filled tests/helpers.py's MNIST cache
+  (read-only arrays, shared copy-on-write).
 - Anything but `python SCRIPT ...` or `python -m MODULE ...` (interpreter options, `-c`), or
   with a Popen setting a fork does not apply (`preexec_fn`, `umask`, `pass_fds`, ...), is
   started as a plain subprocess too.
