@@ -236,6 +236,17 @@ def torchrun(
     return run(command, env=env, **kwargs)
 
 
+def ranks(args: list[str], nproc: int, **kwargs: Any) -> subprocess.CompletedProcess:
+    """`python SCRIPT ARGS` alone (`nproc` 1) or under `torchrun --standalone
+    --nproc_per_node=NPROC`, forked either way, with collectives that time out after 60 s and
+    one OpenMP thread; `run`'s keywords."""
+    env = {**kwargs.pop("env", os.environ), "BURNISH_DIST_TIMEOUT": "60", "OMP_NUM_THREADS": "1"}
+    if nproc > 1:
+        options = ["--standalone", f"--nproc_per_node={nproc}"]
+        return torchrun(options, args, env=env, **kwargs)
+    return run(args, env=env, **kwargs)
+
+
 def _pool(env: Any) -> list[_Server]:
     """The servers started with `env`'s import-time settings (started now if there are none)."""
     key = _import_settings(env)

@@ -181,7 +181,6 @@ def test_a_stop_request_ends_the_evaluation_after_the_current_batch(tmp_path):
 
 
 def test_sigterm_ends_the_evaluation_after_the_current_batch_with_preempted(tmp_path):
-    import os
     import signal
 
     class Terminated(Mlp):
@@ -299,13 +298,10 @@ def test_two_ranks_under_torchrun_equal_one_process(tmp_path):
     """1000 items in batches of 64 over 2 ranks: 16 batches, the last of 40 items; each rank
     evaluates its share once (no padding), the metrics are summed over the ranks."""
     one, two = tmp_path / "one", tmp_path / "two"
-    env = {**os.environ, "BURNISH_DIST_TIMEOUT": "60", "OMP_NUM_THREADS": "1"}
     alone = [str(SCRIPT), str(one), str(tmp_path / "one.json")]  # forked: tests/fork_server.py
-    fork_server.run(alone, check=True, timeout=240, env=env, capture_output=True)
+    fork_server.ranks(alone, 1, check=True, timeout=240, capture_output=True)
     ranks = [str(SCRIPT), str(two), str(tmp_path / "two.json")]
-    torchrun = ["--standalone", "--nproc_per_node=2"]
-    captured = {"capture_output": True, "text": True}
-    done = fork_server.torchrun(torchrun, ranks, timeout=300, env=env, **captured)
+    done = fork_server.ranks(ranks, 2, timeout=300, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-4000:]
     a = json.loads((tmp_path / "one.json").read_text())
     b = json.loads((tmp_path / "two.json").read_text())

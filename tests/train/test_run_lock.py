@@ -191,13 +191,8 @@ def test_ranks_agree_when_rank_0_cannot_lock(tmp_path):
     script.write_text(RANKS.format(repo=str(Path(__file__).resolve().parents[2])))
     artifact_dir = tmp_path / "run"
     with RunLock(artifact_dir):
-        done = fork_server.torchrun(
-            ["--standalone", "--nproc-per-node=2"],
-            [str(script), str(artifact_dir)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env={**os.environ, "BURNISH_DIST_TIMEOUT": "60", "OMP_NUM_THREADS": "1"},
+        done = fork_server.ranks(
+            [str(script), str(artifact_dir)], 2, capture_output=True, text=True, timeout=300
         )
     assert done.returncode != 0
     assert done.stderr.count("RunLockedError") >= 2, done.stderr[-4000:]

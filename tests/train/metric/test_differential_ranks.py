@@ -10,7 +10,6 @@ AUROC and AUC-PR, computed once per epoch over every rank's scores, too.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -30,14 +29,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 def _run(tmp_path: Path, nproc: int) -> dict[str, dict[str, float]]:
     out = tmp_path / f"values-{nproc}.json"
     args = [str(tmp_path / f"run-{nproc}"), str(out), "--items", str(ITEMS)]
-    env = {**os.environ, "BURNISH_DIST_TIMEOUT": "60", "OMP_NUM_THREADS": "1"}
     args = [str(SCRIPT), *args, "--batch-size", str(BATCH)]
-    options = {"capture_output": True, "text": True, "timeout": 300, "env": env}
-    if nproc > 1:  # forked: tests/fork_server.py
-        torchrun = ["--standalone", f"--nproc_per_node={nproc}"]
-        result = fork_server.torchrun(torchrun, args, **options)
-    else:
-        result = fork_server.run(args, **options)
+    result = fork_server.ranks(args, nproc, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-4000:]
     return json.loads(out.read_text())
 

@@ -12,7 +12,6 @@ whichever rank had it, and the checkpoint carries every rank's state.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -28,13 +27,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 def _run(artifacts: Path, out: Path, nproc: int, *flags: str) -> subprocess.CompletedProcess:
     """The script alone or under torchrun (forked: tests/fork_server.py)."""
-    env = {**os.environ, "BURNISH_DIST_TIMEOUT": "60", "OMP_NUM_THREADS": "1"}
     args = [str(SCRIPT), str(artifacts), str(out), *flags]
-    options = {"capture_output": True, "text": True, "timeout": 300, "env": env}
-    if nproc > 1:
-        torchrun = ["--standalone", f"--nproc_per_node={nproc}"]
-        return fork_server.torchrun(torchrun, args, **options)
-    return fork_server.run(args, **options)
+    return fork_server.ranks(args, nproc, capture_output=True, text=True, timeout=300)
 
 
 def _expected() -> dict[str, dict[str, float]]:
