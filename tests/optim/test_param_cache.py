@@ -448,9 +448,9 @@ class _BurnishLines:
         self.count = 0
 
     def __enter__(self) -> _BurnishLines:
-        # Finalizers of objects left by earlier runs (a logger's `__del__`) would run at the
-        # collector's whim, inside the count: collect them first, and not during the count.
-        gc.collect()
+        # Finalizers of objects left in reference cycles by earlier runs (a logger's `__del__`)
+        # run when the collector runs: it must not run inside the count. (Not collecting them
+        # first: a full collection of the test process's heap costs a quarter of a second.)
         gc.disable()
         sys.settrace(self._call)
         return self
