@@ -90,12 +90,20 @@ def run_child(argv: Sequence[str], threads: int, timeout: float = 900.0) -> dict
             raise ChildError(f"{' '.join(argv)}: timed out after {timeout:.0f} s") from None
         out.seek(0)
         text = out.read()
-    code = os.waitstatus_to_exitcode(status)
-    results = [line[len(MARKER) :] for line in text.splitlines() if line.startswith(MARKER)]
+    return child_result(argv, os.waitstatus_to_exitcode(status), text, usage.ru_maxrss)
+
+
+def child_result(argv: Sequence[str], code: int, output: str, max_rss_kib: int) -> dict[str, Any]:
+    """The result a child printed after `MARKER` in `output`, plus `max_rss_mib`.
+
+    Raises:
+        ChildError: if the child exited non-zero or printed no result.
+    """
+    results = [line[len(MARKER) :] for line in output.splitlines() if line.startswith(MARKER)]
     if code != 0 or not results:
-        raise ChildError(f"{' '.join(argv)} exited with {code}:\n{text[-3000:]}")
+        raise ChildError(f"{' '.join(argv)} exited with {code}:\n{output[-3000:]}")
     result = json.loads(results[-1])
-    result["max_rss_mib"] = usage.ru_maxrss / 1024
+    result["max_rss_mib"] = max_rss_kib / 1024
     return result
 
 

@@ -35,7 +35,8 @@ When the client dies (torchrun's SIGKILL), the server SIGKILLs the rank. Ranks o
 and a restarted group, alternate between the two servers' hash seeds. A client that finds no
 server for its settings runs the script itself (`exec python -u script`).
 
-The server runs one child per request and tells its exit status over the request's socket;
+The server runs one child per request and tells its exit status (and its peak resident memory,
+`ForkedPopen.max_rss_kib`) over the request's socket;
 it kills its children and exits when the test process that started it goes away.
 """
 
@@ -91,6 +92,7 @@ class ForkedPopen(subprocess.Popen):
         self._new_session = bool(kwargs.get("start_new_session"))
         self._connection: socket.socket | None = None
         self._status_lock = threading.Lock()  # one thread reads the exit status
+        self.max_rss_kib: int | None = None  # the child's peak resident memory, once it ended
         super().__init__(args, **kwargs)
 
     def _execute_child(  # type: ignore[override]  # Popen's private hook, POSIX signature
@@ -159,7 +161,8 @@ class ForkedPopen(subprocess.Popen):
         message = self._connection.recv(64)
         if not message:
             raise RuntimeError("the fork server ended before the child's exit status came")
-        self.returncode = int(message)
+        code, max_rss = message.split()
+        self.returncode, self.max_rss_kib = int(code), int(max_rss)
         self._connection.close()
         self._connection = None
 
@@ -226,14 +229,21 @@ def torchrun(
 ) -> subprocess.CompletedProcess:
     """`subprocess.run([python, -m, torch.distributed.run, *options, *args], **kwargs)`: the
     agent and every rank forked (`run`'s keywords: `capture_output`, `timeout`, ...)."""
+    command, env = torchrun_command(options, args, env)
+    return run(command, env=env, **kwargs)
+
+
+def torchrun_command(
+    options: list[str], args: list[str], env: dict[str, str] | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """`torchrun`'s command and environment for `popen` or `run`: the ranks' servers started."""
     env = dict(os.environ if env is None else env)
     ranks = {**env, "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1")}  # as torchrun sets
     with _lock:
         pool = _pool(ranks)
     env[SOCKETS_KEY] = os.pathsep.join(server.path for server in pool)
     env[TURN_KEY] = str(next(_turns))
-    command = ["-m", "torch.distributed.run", *options, __file__, "--rank", *args]
-    return run(command, env=env, **kwargs)
+    return ["-m", "torch.distributed.run", *options, __file__, "--rank", *args], env
 
 
 def ranks(args: list[str], nproc: int, **kwargs: Any) -> subprocess.CompletedProcess:
@@ -354,7 +364,7 @@ def rank(argv: list[str]) -> None:
     if not status:  # the server is gone
         _signal(pid, signal.SIGKILL)
         os._exit(1)
-    code = int(status)
+    code = int(status.split()[0])
     if code < 0:  # killed by a signal: so is the client
         with contextlib.suppress(OSError, ValueError):  # SIGKILL and SIGSTOP have no handler
             signal.signal(-code, signal.SIG_DFL)
@@ -465,7 +475,7 @@ def _fork(
 def _reap(children: dict[int, socket.socket], selector: selectors.BaseSelector) -> None:
     while children:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
@@ -475,7 +485,8 @@ def _reap(children: dict[int, socket.socket], selector: selectors.BaseSelector) 
             with contextlib.suppress(KeyError):
                 selector.unregister(connection)
             with contextlib.suppress(OSError):  # the test process may have stopped listening
-                connection.send(str(os.waitstatus_to_exitcode(status)).encode())
+                code = os.waitstatus_to_exitcode(status)
+                connection.send(f"{code} {usage.ru_maxrss}".encode())
             connection.close()
 
 

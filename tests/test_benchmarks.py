@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import fork_server
+from tests import benchmark_children, fork_server
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,13 +29,14 @@ def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.timeout(300)
-def test_overhead_and_startup_run_and_write_json(tmp_path: Path) -> None:
+def test_overhead_and_startup_run_and_write_json(tmp_path: Path, capsys) -> None:
     output = tmp_path / "results.json"
-    done = _run(
-        "-b", "overhead", "startup", "--runs", "1", "--iterations", "2", "--no-lightning",
-        "--output", str(output),
+    code = benchmark_children.main(
+        ["-b", "overhead", "startup", "--runs", "1", "--iterations", "2", "--no-lightning",
+         "--output", str(output)]
     )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
+    stdout = capsys.readouterr().out
+    assert code == 0, stdout
     result = json.loads(output.read_text())
     assert result["failures"] == {}
     assert result["machine"]["nproc"] >= 1 and result["machine"]["torch"]
@@ -48,7 +49,7 @@ def test_overhead_and_startup_run_and_write_json(tmp_path: Path) -> None:
     assert rows[("overhead (2 it)", "plain", "epoch time")]["ratio"] == 1.0
     assert rows[("startup", "import burnish", "import time")]["note"].endswith("import torch")
     assert rows[("overhead (2 it)", "lightning", "epoch time")]["median"] is None
-    assert "overhead (2 it)" in done.stdout and "ratio" in done.stdout  # the table
+    assert "overhead (2 it)" in stdout and "ratio" in stdout  # the table
 
 
 def test_unknown_benchmark_is_refused(tmp_path: Path) -> None:

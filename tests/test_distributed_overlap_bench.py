@@ -7,28 +7,23 @@ Benchmarks are not tests: nothing here looks at how fast anything is.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests import benchmark_children
+
 CONTENDERS = ("ddp", "post_backward", "overlap", "learner")
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_distributed_overlap_runs_every_contender_and_writes_json(tmp_path: Path) -> None:
+def test_distributed_overlap_runs_every_contender_and_writes_json(tmp_path: Path, capsys) -> None:
     output = tmp_path / "results.json"
-    done = subprocess.run(
-        [
-            sys.executable, "-m", "benchmarks", "-b", "distributed_overlap",
-            "--runs", "1", "--iterations", "2", "--output", str(output),
-        ],
-        cwd=REPO, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
+    code = benchmark_children.main(
+        ["-b", "distributed_overlap", "--runs", "1", "--iterations", "2", "--output", str(output)]
+    )
+    assert code == 0, capsys.readouterr().out
     result = json.loads(output.read_text())
     assert result["failures"] == {}
     rows = {r["contender"]: r for r in result["rows"]}

@@ -223,3 +223,19 @@ def test_two_threads_can_wait_for_one_child(script):
     stdout, _ = process.communicate(timeout=60)  # waits too, after reading the pipe
     waiter.join(timeout=60)
     assert codes == [0] and process.returncode == 0 and stdout.endswith("atexit\n")
+
+
+def test_the_childs_peak_resident_memory_comes_with_its_exit_status(tmp_path):
+    """`max_rss_kib` is the child's own peak (what `os.wait4` tells of a fresh interpreter)."""
+    grow = tmp_path / "grow.py"
+    grow.write_text(  # every page of the block written: resident
+        "import sys\nblock = bytearray(int(sys.argv[1]) << 20)\n"
+        "block[::4096] = b'x' * len(block[::4096])\n"
+    )
+    peaks = {}
+    for mib in (0, 256):
+        process = fork_server.popen([str(grow), str(mib)])
+        assert process.wait(timeout=60) == 0
+        peaks[mib] = process.max_rss_kib
+    assert peaks[0] > 10 << 10  # MiB: a fork of a server that has imported torch
+    assert 250 << 10 < peaks[256] - peaks[0] < 270 << 10
