@@ -71,8 +71,9 @@ PRELOAD += ("torch._inductor",)
 # Called once the preloads are in: what every run would read again (tests/helpers.py's MNIST).
 WARM = ("tests.helpers:read_mnist",)
 IMPORT_TIME_SETTINGS = ("OMP_", "MKL_", "KMP_", "TORCH", "PYTORCH_", "CUDA_", "PYTHON")
-# What torchrun's agent sets on its workers under those prefixes is read at run time.
-LAUNCHER_SETTINGS = ("TORCHELASTIC_", "TORCH_NCCL_")
+# Read at run time, not import time: what torchrun's agent sets on its workers under those
+# prefixes, and the directory Inductor's first compilation in a process sets in its environment.
+RUN_TIME_SETTINGS = ("TORCHELASTIC_", "TORCH_NCCL_", "TORCHINDUCTOR_CACHE_DIR")
 # A rank client's servers (their socket paths) and its group's turn, in its environment.
 SOCKETS_KEY, TURN_KEY = "FORK_SERVER_SOCKETS", "FORK_SERVER_TURN"
 SERVERS = 2  # each with its own hash seed, taking turns
@@ -309,7 +310,7 @@ def _import_settings(env: Any) -> tuple[tuple[str, str], ...]:
         sorted(
             (k, v)
             for k, v in env.items()
-            if k.startswith(IMPORT_TIME_SETTINGS) and not k.startswith(LAUNCHER_SETTINGS)
+            if k.startswith(IMPORT_TIME_SETTINGS) and not k.startswith(RUN_TIME_SETTINGS)
         )
     )
 

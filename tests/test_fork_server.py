@@ -126,6 +126,11 @@ def test_an_import_time_setting_or_an_interpreter_option_gets_a_plain_subprocess
     process = fork_server.popen([script, "plain"], stdout=subprocess.PIPE)
     assert isinstance(process, fork_server.ForkedPopen)
     process.communicate(timeout=60)
+    # Set by Inductor's first compilation in the test process, read at compile time: forked.
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": os.devnull + "-inductor"}
+    process = fork_server.popen([script, "plain"], env=env, stdout=subprocess.PIPE)
+    assert isinstance(process, fork_server.ForkedPopen)
+    process.communicate(timeout=60)
 
 
 RANK_SCRIPT = textwrap.dedent(
