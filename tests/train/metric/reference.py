@@ -51,6 +51,13 @@ def _cat(batches: Sequence[Any], field: str) -> np.ndarray:
     return torch.cat([getattr(b, field) for b in batches]).detach().cpu().double().numpy()
 
 
+def _threshold(batches: Sequence[Any], field: str, threshold: float) -> float:
+    """`threshold` rounded to the dtype of the scores it is compared with (what `score >
+    threshold` means for a tensor: a float32 score of 0.3 is not above the threshold 0.3)."""
+    dtype = getattr(batches[0], field).dtype
+    return float(torch.tensor(threshold, dtype=dtype).double())
+
+
 def _ties_or_nan(scores: np.ndarray) -> bool:
     return bool(np.isnan(scores).any() or (np.diff(np.sort(scores, axis=1), axis=1) == 0).any())
 
@@ -136,7 +143,7 @@ def hamming(batches: Sequence[Any], threshold: float = 0.5, sigmoid: bool = Fals
         outputs = outputs.sigmoid()
     outputs = outputs.double()
     targets = _cat(batches, "targets").astype(int)
-    predicted = (outputs.numpy() > threshold).astype(int)
+    predicted = (outputs.numpy() > _threshold(batches, "outputs", threshold)).astype(int)
     return 100.0 * (1.0 - skm.hamming_loss(targets, predicted))
 
 
@@ -160,7 +167,7 @@ def confusion(
         np.put_along_axis(predicted, argmax_ranking(scores)[:, :top_k], 1, axis=1)
     else:
         with np.errstate(invalid="ignore"):
-            predicted = (scores > threshold).astype(int)
+            predicted = (scores > _threshold(batches, "predictions", threshold)).astype(int)
     if reduction == "micro":  # pool the classes into one
         truth, predicted = truth.reshape(-1, 1), predicted.reshape(-1, 1)
     # A zero column keeps scikit-learn in multilabel mode for a single class.

@@ -143,3 +143,17 @@ def test_an_infinite_mean_loss_lies_between_infinite_losses() -> None:
     inf = float("inf")
     assert _in_range(LossMetric(), [LossInput(loss=torch.tensor([inf]), batch_size=1)], inf)
     assert not _in_range(LossMetric(), [LossInput(loss=torch.tensor([1.0]), batch_size=1)], inf)
+
+
+def test_a_score_equal_to_the_threshold_in_its_dtype_is_not_above_it() -> None:
+    """The example hypothesis found: float32 scores of 0.3 against the threshold 0.3 (0.3f is
+    0.300000012 > 0.3 in float64, but the comparison is in the scores' dtype): nothing is
+    predicted, so macro precision over no occurring class is NaN, as the reference says."""
+    case = next(c for c in METRICS if c.id == "precision-multilabel@0.3-macro")
+    truth = torch.zeros(1, NUM_CLASSES, dtype=torch.bool)
+    probabilities = torch.full((1, NUM_CLASSES), 0.3)
+    replay = Replay(
+        torch.zeros(1, NUM_CLASSES), torch.tensor([0]), truth, probabilities, "multiclass"
+    )
+    metric, inputs, value = _run(case, [replay])
+    assert math.isnan(value) and math.isnan(reference.of(metric, inputs))

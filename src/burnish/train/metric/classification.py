@@ -8,6 +8,9 @@ Each metric is built for one task, as in Burn:
 - `multilabel(threshold, class_reduction)`: every class with `score > threshold` is predicted
   (a NaN score is never above a threshold).
 
+A score is compared with the threshold in its own dtype, as `scores > threshold` is in torch
+and in Burn: a float32 score of 0.3 is not above the threshold 0.3.
+
 Epoch value (Burn 0.22's): the ratio of the confusion counts of the whole epoch — true
 positives, predicted positives and positives per class, summed over its batches — not a mean
 of batch ratios. `ClassReduction.MICRO` pools the counts of all classes before the ratio;

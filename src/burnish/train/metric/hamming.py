@@ -37,7 +37,8 @@ class HammingScore(StatefulNumeric):
     It is `100 * (1 - hamming_loss)`.
 
     Args:
-        threshold: a label is predicted when its score is above it.
+        threshold: a label is predicted when its score is above it (compared in the scores'
+            dtype, as torch compares a tensor with a number).
         sigmoid: apply a sigmoid to the outputs first (for logits).
     """
 
