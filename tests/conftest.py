@@ -1,7 +1,9 @@
 """Test-wide set-up: datasets come from the copy of MNIST kept in the repo (data/mnist); the
-suite's subprocesses share compiled bytecode."""
+suite's subprocesses share compiled bytecode; the processes of a session share fork servers."""
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,18 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 # interpreters the suite starts would compile burnish's and the tests' modules from source
 # again (0.3-0.5 s each): they write and share the usual __pycache__ instead (git ignores it).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+from tests import fork_server  # noqa: E402  # after the settings above, which its servers inherit
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In the session's first process (pytest-xdist's controller, or the only process): a
+    directory for the fork servers' sockets (tests/fork_server.py), which the workers inherit,
+    so that they share the servers; the servers end when this process does."""
+    if fork_server.DIRECTORY_KEY not in os.environ:
+        os.environ[fork_server.DIRECTORY_KEY] = tempfile.mkdtemp(prefix="burnish-forks-")
+        os.environ[fork_server.OWNER_KEY] = str(os.getpid())
+        config.add_cleanup(lambda: shutil.rmtree(os.environ[fork_server.DIRECTORY_KEY], True))
 
 
 @pytest.fixture

@@ -36,14 +36,23 @@ and a restarted group, alternate between the two servers' hash seeds. A client t
 server for its settings runs the script itself (`exec python -u script`).
 
 The server runs one child per request and tells its exit status (and its peak resident memory,
-`ForkedPopen.max_rss_kib`) over the request's socket;
-it kills its children and exits when the test process that started it goes away.
+`ForkedPopen.max_rss_kib`) over the request's socket.
+
+The processes of one test session share the servers: tests/conftest.py gives the session's
+first process (pytest-xdist's controller, or the only process) a directory for their sockets,
+which the workers inherit. The first worker to need servers for some import-time settings
+starts them (under a lock in that directory); the others find their sockets there. A server
+kills its children and exits when that first process ends (it watches it with a pidfd), not
+when the worker that started it does. Outside a session (no directory inherited), a process
+starts servers of its own, stopped when it exits.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
+import hashlib
 import importlib
 import io
 import itertools
@@ -51,6 +60,7 @@ import json
 import os
 import runpy
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
@@ -76,6 +86,9 @@ IMPORT_TIME_SETTINGS = ("OMP_", "MKL_", "KMP_", "TORCH", "PYTORCH_", "CUDA_", "P
 RUN_TIME_SETTINGS = ("TORCHELASTIC_", "TORCH_NCCL_", "TORCHINDUCTOR_CACHE_DIR")
 # A rank client's servers (their socket paths) and its group's turn, in its environment.
 SOCKETS_KEY, TURN_KEY = "FORK_SERVER_SOCKETS", "FORK_SERVER_TURN"
+# A test session's servers: the directory of their sockets, and the process whose end ends
+# them (tests/conftest.py sets both in the first process, which pytest-xdist's workers inherit).
+DIRECTORY_KEY, OWNER_KEY = "FORK_SERVER_DIRECTORY", "FORK_SERVER_OWNER"
 SERVERS = 2  # each with its own hash seed, taking turns
 # Popen settings a fork does not apply: such a run is a plain subprocess.
 UNSUPPORTED = {"preexec_fn", "pass_fds", "umask", "user", "group", "extra_groups", "process_group"}
@@ -169,36 +182,42 @@ class ForkedPopen(subprocess.Popen):
 
 
 class _Server:
-    """One fork server process, started by this test process."""
+    """One fork server process, at `path`: started by this process or by another process of
+    the test session (another pytest-xdist worker)."""
 
-    def __init__(self, environment: dict[str, str]) -> None:
-        self.directory = tempfile.mkdtemp(prefix="burnish-forks-")
-        self.path = os.path.join(self.directory, "server.sock")
-        self.environment = environment  # as the server imported torch
-        self.process = subprocess.Popen(
-            [sys.executable, __file__, self.path, *PRELOAD],
-            env=environment,
-            stdin=subprocess.PIPE,  # closed when this process ends: the server then ends too
-            stdout=subprocess.PIPE,
-            start_new_session=True,  # a Ctrl-C or a signal to this process group spares it
-        )
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.process: subprocess.Popen | None = None  # started by this process
+
+    def launch(self, environment: dict[str, str]) -> None:
+        # Its standard error goes to a file: it may outlive this process and its streams.
+        with open(self.path + ".log", "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, __file__, self.path, str(_owner()), *PRELOAD],
+                env=environment,  # as the server imports torch
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,  # "ready", then closed
+                stderr=log,
+                start_new_session=True,  # a Ctrl-C or a signal to this process group spares it
+            )
 
     def wait_ready(self) -> None:
-        assert self.process.stdout is not None
+        assert self.process is not None and self.process.stdout is not None
         ready = self.process.stdout.readline()
+        self.process.stdout.close()
         if ready != b"ready\n":
-            raise RuntimeError(f"the fork server did not start (it said {ready!r})")
+            with open(self.path + ".log", errors="replace") as log:
+                raise RuntimeError(f"the fork server did not start:\n{log.read()[-3000:]}")
 
     def start(self, request: dict[str, Any], streams: list[int]) -> tuple[socket.socket, int]:
         return _request_fork(self.path, request, streams)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
+        if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
-        for name in os.listdir(self.directory):
-            os.unlink(os.path.join(self.directory, name))
-        os.rmdir(self.directory)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
 
 
 # The servers, by the import-time settings they were started with: those of this process's
@@ -259,19 +278,53 @@ def ranks(args: list[str], nproc: int, **kwargs: Any) -> subprocess.CompletedPro
 
 
 def _pool(env: Any) -> list[_Server]:
-    """The servers started with `env`'s import-time settings (started now if there are none)."""
+    """The servers started with `env`'s import-time settings: those the session has, or
+    started now."""
     key = _import_settings(env)
     if key not in _pools:
-        base = {k: v for k, v in os.environ.items() if not k.startswith(IMPORT_TIME_SETTINGS)}
-        environment = {**base, **dict(key)}
-        # Side by side, each with its own hash seed; a seed set by PYTHONHASHSEED is one seed.
-        fixed = environment.get("PYTHONHASHSEED", "random") != "random"
-        _pools[key] = [_Server(environment) for _ in range(1 if fixed else SERVERS)]
-        if len(_pools) == 1:
-            atexit.register(lambda: [s.stop() for pool in _pools.values() for s in pool])
-        for started in _pools[key]:
-            started.wait_ready()
+        _pools[key] = _session_pool(key)
     return _pools[key]
+
+
+def _session_pool(key: tuple[tuple[str, str], ...]) -> list[_Server]:
+    """The session's servers for `key`, started by the first process of the session to ask."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(IMPORT_TIME_SETTINGS)}
+    environment = {**base, **dict(key)}
+    # Side by side, each with its own hash seed; a seed set by PYTHONHASHSEED is one seed.
+    fixed = environment.get("PYTHONHASHSEED", "random") != "random"
+    name = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+    paths = [os.path.join(_directory(), f"{name}-{i}.sock") for i in range(1 if fixed else SERVERS)]
+    servers = [_Server(path) for path in paths]
+    with open(os.path.join(_directory(), f"{name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be starting them: wait for it
+        if all(os.path.exists(path) for path in paths):  # a server binds its path when ready
+            return servers
+        for server in servers:
+            server.launch(environment)
+            if _owner() == os.getpid():  # they end with this process: stopped at its exit
+                atexit.register(server.stop)
+        for server in servers:
+            server.wait_ready()
+    return servers
+
+
+def _owner() -> int:
+    """The process whose end ends the servers: the session's (`OWNER_KEY`), else this one."""
+    return int(os.environ.get(OWNER_KEY, os.getpid()))
+
+
+def _directory() -> str:
+    """Where the servers' sockets are: the session's (`DIRECTORY_KEY`), else this process's."""
+    global _own_directory
+    if DIRECTORY_KEY in os.environ:
+        return os.environ[DIRECTORY_KEY]
+    if _own_directory is None:
+        _own_directory = tempfile.mkdtemp(prefix="burnish-forks-")
+        atexit.register(shutil.rmtree, _own_directory, True)
+    return _own_directory
+
+
+_own_directory: str | None = None
 
 
 def run(args: list[str], *, input=None, timeout=None, check=False, capture_output=False, **kwargs):
@@ -381,7 +434,8 @@ def _signal(pid: int, number: int) -> None:
 # -- the server -------------------------------------------------------------------------------
 
 
-def serve(path: str, preload: list[str]) -> None:
+def serve(path: str, owner: int, preload: list[str]) -> None:
+    owner_end = os.pidfd_open(owner)  # readable once the owner has ended
     settings = _import_settings(os.environ)  # as torch is imported with
     for name in preload:
         __import__(name)
@@ -396,10 +450,13 @@ def serve(path: str, preload: list[str]) -> None:
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     selector.register(wake_read, selectors.EVENT_READ)
-    selector.register(sys.stdin.buffer, selectors.EVENT_READ)
+    selector.register(owner_end, selectors.EVENT_READ)
     children: dict[int, socket.socket] = {}
     sys.stdout.write("ready\n")
     sys.stdout.flush()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # the pipe closed: the process that started it may end before it does
+    os.close(devnull)
     while True:
         for key, _ in selector.select():
             if key.fileobj is listener:
@@ -412,11 +469,12 @@ def serve(path: str, preload: list[str]) -> None:
                     selector.register(connection, selectors.EVENT_READ, pid)
             elif key.fileobj is wake_read:
                 os.read(wake_read, 4096)
-            elif key.fileobj is sys.stdin.buffer:
-                if not os.read(sys.stdin.fileno(), 4096):  # the test process is gone
-                    for pid in children:
-                        os.kill(pid, signal.SIGKILL)
-                    return
+            elif key.fileobj == owner_end:  # the test session is over
+                for pid in children:
+                    os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+                return
             else:  # a tied child's client is gone
                 selector.unregister(key.fileobj)
                 if key.data in children:
@@ -570,4 +628,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "--rank":
         rank(sys.argv[2:])
     else:
-        serve(sys.argv[1], sys.argv[2:])
+        serve(sys.argv[1], int(sys.argv[2]), sys.argv[3:])

@@ -137,7 +137,7 @@ RANK_SCRIPT = textwrap.dedent(
     """
     import os, signal, sys, time
     rank = os.environ["RANK"]
-    keys = sorted(k for k in os.environ if k.startswith("FORK_SERVER"))
+    keys = sorted(k for k in os.environ if k in ("FORK_SERVER_SOCKETS", "FORK_SERVER_TURN"))
     print(f"rank {rank} pid {os.getpid()} torch {'torch' in sys.modules} session "
           f"{os.getsid(0) == os.getpid()} keys {keys} hash {hash('burnish')}", flush=True)
     mode = sys.argv[1]
@@ -244,3 +244,56 @@ def test_the_childs_peak_resident_memory_comes_with_its_exit_status(tmp_path):
         peaks[mib] = process.max_rss_kib
     assert peaks[0] > 10 << 10  # MiB: a fork of a server that has imported torch
     assert 250 << 10 < peaks[256] - peaks[0] < 270 << 10
+
+
+WORKER = textwrap.dedent(
+    """
+    import os, sys
+    sys.path.insert(0, sys.argv[1])
+    from tests import fork_server
+    done = fork_server.run([sys.argv[2]], capture_output=True, text=True, timeout=60)
+    print(done.stdout.strip(), sorted(fork_server._pools) != [], flush=True)
+    """
+)
+OWNER = textwrap.dedent(
+    """
+    import os, subprocess, sys, tempfile
+    os.environ["FORK_SERVER_DIRECTORY"] = tempfile.mkdtemp()
+    os.environ["FORK_SERVER_OWNER"] = str(os.getpid())
+    os.environ["PYTHONHASHSEED"] = "0"  # one server
+    for _ in range(2):  # two workers, one after the other: the second finds the first's server
+        done = subprocess.run([sys.executable, *sys.argv[1:]], capture_output=True, text=True)
+        server = int(done.stdout.split()[0])
+        os.kill(server, 0)  # alive after the worker that started it has ended
+        print(server, flush=True)
+    """
+)
+
+
+def test_the_processes_of_a_session_share_servers_that_end_with_its_first_process(tmp_path):
+    """pytest-xdist's workers share the servers (one set per import-time settings); a server
+    outlives the worker that started it and ends with the session's first process."""
+    parent = tmp_path / "parent.py"
+    parent.write_text("import os\nprint(os.getppid())\n")  # a fork's parent: its server
+    worker, owner = tmp_path / "worker.py", tmp_path / "owner.py"
+    worker.write_text(WORKER)
+    owner.write_text(OWNER)
+    repo = str(Path(fork_server.__file__).parents[1])
+    # This test process's session: a worker started now forks from the servers it started.
+    ours = {int(run(str(parent)).stdout) for _ in range(2)}
+    assert len(ours) == 2  # two servers, in turn
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_XDIST_WORKER"}
+    for _ in range(2):
+        done = subprocess.run([sys.executable, str(worker), repo, str(parent)], env=env,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert int(done.stdout.split()[0]) in ours, done
+    # A session of its own: its server outlives its workers and ends with it.
+    done = subprocess.run([sys.executable, str(owner), str(worker), repo, str(parent)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first, second = map(int, done.stdout.split())
+    assert first == second
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{first}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{first}").exists()
