@@ -23,6 +23,7 @@ from tests import fork_server
 
 FRESH = ("benchmarks.startup",)
 TORCHRUN = ["-m", "torch.distributed.run"]
+_fresh_child = harness.run_child  # the harness's own, for FRESH (`main` replaces it meanwhile)
 
 
 def main(argv: list[str]) -> int:
@@ -52,6 +53,3 @@ def run_child(argv: Sequence[str], threads: int, timeout: float = 900.0) -> dict
             raise harness.ChildError(f"{' '.join(argv)}: timed out after {timeout:.0f} s") from None
     max_rss_kib = getattr(process, "max_rss_kib", None) or 0  # 0: not forked (not on Linux)
     return harness.child_result(argv, process.returncode, output, max_rss_kib)
-
-
-_fresh_child = harness.run_child

@@ -220,11 +220,13 @@ class _Server:
             os.unlink(self.path)
 
 
-# The servers, by the import-time settings they were started with: those of this process's
-# environment (started at the first fork), and those of torchrun's ranks (at the first torchrun).
+# The servers this process uses, by the import-time settings they were started with: those of
+# its environment (found or started at its first fork), those of torchrun's ranks (at its first
+# torchrun), and those a test asks for (`new_servers`).
 _pools: dict[tuple[tuple[str, str], ...], list[_Server]] = {}
 _turns = itertools.count()
 _lock = threading.Lock()
+_own_directory: str | None = None  # the sockets' directory, outside a test session
 
 
 def popen(args: list[str], *, new_servers: bool = False, **kwargs: Any) -> subprocess.Popen:
@@ -322,9 +324,6 @@ def _directory() -> str:
         _own_directory = tempfile.mkdtemp(prefix="burnish-forks-")
         atexit.register(shutil.rmtree, _own_directory, True)
     return _own_directory
-
-
-_own_directory: str | None = None
 
 
 def run(args: list[str], *, input=None, timeout=None, check=False, capture_output=False, **kwargs):

@@ -96,19 +96,22 @@ def test_a_killed_holder_never_blocks_resume(tmp_path):
     artifact_dir = tmp_path / "run"
     first = start(artifact_dir, "--hold-at", "2", "--workers", "2", new_session=True)
     wait_holding(first)
-    first.send_signal(signal.SIGKILL)
-    assert first.wait(timeout=60) == -signal.SIGKILL
-    # Its workers live on until their next check of their parent (5 s later, at most): the
-    # resume starts while they do (not waiting for them to close the output pipes).
-    for pipe in (first.stdin, first.stdout, first.stderr):
-        pipe.close()
-    workers = group_members(first.pid)
+    workers = [pid for pid in group_members(first.pid) if pid != first.pid]
+    assert len(workers) == 2
     try:
+        # A worker ends at its next check of its parent (every 5 s): stopped, it lives on,
+        # with whatever it inherited from the run, throughout the resume.
+        for worker in workers:
+            os.kill(worker, signal.SIGSTOP)
+        first.send_signal(signal.SIGKILL)
+        assert first.wait(timeout=60) == -signal.SIGKILL
+        for pipe in (first.stdin, first.stdout, first.stderr):  # the workers hold them open
+            pipe.close()
         assert "done epochs=2" in finish(start(artifact_dir))  # from epoch 1's checkpoint
+        assert sorted(group_members(first.pid)) == sorted(workers)  # alive all along
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(first.pid, signal.SIGKILL)
-    assert len(workers) == 2, "the killed run's workers were gone before the resume began"
     holder = json.loads((artifact_dir / LOCK_NAME).read_text())
     assert holder["pid"] != first.pid  # the resumed run took the lock and wrote itself in
 
