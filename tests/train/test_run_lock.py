@@ -8,7 +8,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -116,32 +115,28 @@ def test_a_killed_holder_never_blocks_resume(tmp_path):
     assert holder["pid"] != first.pid  # the resumed run took the lock and wrote itself in
 
 
+def _burnish(*args: str) -> subprocess.CompletedProcess:
+    """`python -m burnish ARGS`, forked (tests/fork_server.py)."""
+    return fork_server.run(["-m", "burnish", *args], capture_output=True, text=True, timeout=120)
+
+
 def test_read_only_commands_work_on_a_live_run(tmp_path):
     artifact_dir = tmp_path / "run"
     first = start(artifact_dir, "--hold-at", "2")
     wait_holding(first)
-    burnish = [sys.executable, "-m", "burnish"]
     for command in (["summary", str(artifact_dir)], ["report", str(artifact_dir)]):
-        done = subprocess.run([*burnish, *command], capture_output=True, text=True, timeout=120)
+        done = _burnish(*command)
         assert done.returncode == 0, done.stderr
     model = artifact_dir / "checkpoint" / "epoch-1" / "model.mpk"
-    inspect = subprocess.run([*burnish, "inspect", str(model)], capture_output=True, text=True)
+    inspect = _burnish("inspect", str(model))
     assert inspect.returncode == 0, inspect.stderr
     converted = artifact_dir / "converted"
-    convert = subprocess.run(
-        [*burnish, "convert", str(model), str(converted), "--to", "safetensors"],
-        capture_output=True,
-        text=True,
-    )
+    convert = _burnish("convert", str(model), str(converted), "--to", "safetensors")
     assert convert.returncode != 0
     assert "is in use by process" in convert.stderr
     assert not list(artifact_dir.glob("converted*"))
     finish(first)
-    convert = subprocess.run(
-        [*burnish, "convert", str(model), str(converted), "--to", "safetensors"],
-        capture_output=True,
-        text=True,
-    )
+    convert = _burnish("convert", str(model), str(converted), "--to", "safetensors")
     assert convert.returncode == 0, convert.stderr
 
 
