@@ -6,8 +6,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -231,12 +229,12 @@ def test_summary_report_and_cli_show_the_test_rows_beside_the_run(tmp_path):
     row = next(line for line in text.splitlines() if line.startswith("| Test (mnist-test) | Acc"))
     assert f"{result.metrics['Accuracy']:.3f}" in row and "| -        |" in row
 
-    cli = [sys.executable, "-m", "burnish", "summary", str(run)]
-    out = subprocess.run(cli, capture_output=True, text=True, timeout=120, check=True).stdout
+    cli = ["-m", "burnish", "summary", str(run)]  # forked (tests/fork_server.py)
+    out = fork_server.run(cli, capture_output=True, text=True, timeout=120, check=True).stdout
     assert "Test (mnist-test)" in out and "Train" in out
     page = tmp_path / "report.html"
-    report = [sys.executable, "-m", "burnish", "report", str(run), "-o", str(page)]
-    subprocess.run(report, capture_output=True, text=True, timeout=120, check=True)
+    report = ["-m", "burnish", "report", str(run), "-o", str(page)]
+    fork_server.run(report, capture_output=True, text=True, timeout=120, check=True)
     assert "Test (mnist-test)" in page.read_text()
 
 
@@ -251,8 +249,8 @@ def test_summary_of_an_evaluation_only_directory(tmp_path, capsys):
     evaluation.eval_all([("a", test_loader(100)), ("b", test_loader(200))])
     out = capsys.readouterr().out
     assert "| Test (a) | Accuracy" in out and "| Test (b) | Loss" in out
-    cli = [sys.executable, "-m", "burnish", "summary", str(tmp_path)]
-    done = subprocess.run(cli, capture_output=True, text=True, timeout=120)
+    cli = ["-m", "burnish", "summary", str(tmp_path)]
+    done = fork_server.run(cli, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "Test (b)" in done.stdout, done.stderr
 
 
