@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 os.environ.setdefault("BURNISH_DATASETS", str(REPO / "data"))
 
 
-def main(argv: list[str] | None = None) -> float:
+def main(argv: list[str] | None = None) -> float | None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
@@ -52,6 +52,8 @@ def main(argv: list[str] | None = None) -> float:
         raise  # a SystemExit: the process exits with its code (143 for SIGTERM)
     evaluate(args.artifact_dir, args.device, limit=limit or None)
     infer(args.artifact_dir, args.device, MnistDataset.test().get(42))
+    if result.summary is None:  # under torchrun, the summary is rank 0's
+        return None
     return last_value(result.summary, "valid", "Accuracy")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -36,6 +37,11 @@ def guide_config() -> TrainingConfig:
     return TrainingConfig(ModelConfig(num_classes=10, hidden_size=512), AdamConfig())
 
 
+def main_process() -> bool:
+    """Rank 0 under torchrun (the process that writes the run's files), or the only process."""
+    return os.environ.get("RANK", "0") == "0"
+
+
 def create_artifact_dir(artifact_dir: str | Path) -> None:
     """Remove existing artifacts so the learner summary is accurate."""
     shutil.rmtree(artifact_dir, ignore_errors=True)
@@ -57,8 +63,9 @@ def train(
     Args:
         limit: use only the first `limit` items of each split (quick runs); None for all.
     """
-    create_artifact_dir(artifact_dir)
-    config.save(f"{artifact_dir}/config.json")
+    if main_process():  # under torchrun, the other ranks write no file of the run
+        create_artifact_dir(artifact_dir)
+        config.save(f"{artifact_dir}/config.json")
     bn.seed(config.seed)
 
     batcher = MnistBatcher()
@@ -90,5 +97,8 @@ def train(
         .build(config.model.init(device), config.optimizer.init(), config.learning_rate)
     )
     result = learner.fit(dataloader_train, dataloader_test)
-    result.model.save_file(f"{artifact_dir}/model", CompactRecorder())
+    if main_process():
+        result.model.save_file(f"{artifact_dir}/model", CompactRecorder())
+    if torch.distributed.is_initialized():  # the Learner joined torchrun's group
+        torch.distributed.barrier()  # every rank evaluates the model rank 0 has just saved
     return result

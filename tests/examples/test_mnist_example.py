@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from examples.mnist.__main__ import main
 from examples.mnist.training import TrainingConfig
+from tests import fork_server
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_short_run_trains_saves_and_infers(tmp_path, capsys):
@@ -26,3 +30,25 @@ def test_short_run_trains_saves_and_infers(tmp_path, capsys):
     assert "Test accuracy (evaluator):" in out and "on 1280 images" in out
     test_logs = artifact_dir / "test" / "mnist-test"
     assert len((test_logs / "Accuracy.log").read_text().splitlines()) == 20
+
+
+def test_the_example_runs_unchanged_under_torchrun(tmp_path):
+    """Two Gloo ranks: rank 0 alone clears the artifact directory and writes the run's files;
+    every rank evaluates and infers from the model rank 0 saved."""
+    artifact_dir = tmp_path / "mnist"
+    args = [
+        "--epochs",
+        "1",
+        "--limit",
+        "640",
+        "--workers",
+        "0",
+        "--artifact-dir",
+        str(artifact_dir),
+    ]
+    done = fork_server.ranks(["-m", "examples.mnist", *args], 2, cwd=REPO,
+                             capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("Predicted ") == 2  # one inference per rank
+    assert (artifact_dir / "model.mpk").is_file() and (artifact_dir / "config.json").is_file()
+    assert (artifact_dir / "checkpoint" / "epoch-1" / "COMMIT").is_file()
