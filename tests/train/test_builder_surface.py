@@ -24,6 +24,7 @@ from burnish.train.metric.base import Metric, MetricEntry
 from burnish.train.metric.store import Aggregate, MetricStore
 from burnish.train.renderer import MetricsRenderer
 
+from tests.helpers import iteration_lines
 from tests.train.helpers import Mlp, builder, loaders
 
 # 128 training images in batches of 64: 2 iterations; 64 validation images: 1 iteration.
@@ -86,9 +87,9 @@ def test_build_with_loaders_then_fit_without_arguments_trains_on_them(tmp_path):
     result = learner.fit()
 
     assert result.epochs_completed == 1 and not result.interrupted
-    assert result.model is model
+    assert learner.model() is model and not result.model.training  # Burn: `.valid()`
     for split, iterations in (("train", 2), ("valid", 1)):
-        lines = (tmp_path / split / "epoch-1" / "Loss.log").read_text().splitlines()
+        lines = iteration_lines(tmp_path / split / "epoch-1" / "Loss.log")
         assert len(lines) == iterations
     changed = [
         name for name, tensor in parameters(model).items() if not torch.equal(tensor, before[name])
@@ -102,7 +103,7 @@ def test_build_with_loaders_then_fit_without_arguments_trains_on_them(tmp_path):
     )
     bigger, _ = loaders(train_items=192, valid_items=64)
     override.fit(bigger)
-    lines = (tmp_path / "override/train/epoch-1/Loss.log").read_text().splitlines()
+    lines = iteration_lines(tmp_path / "override/train/epoch-1/Loss.log")
     assert [int(line.split(",")[1]) for line in lines] == [64, 64, 64]
 
 
@@ -197,7 +198,7 @@ def test_with_interrupter_stop_from_a_train_step_ends_the_run(tmp_path):
         ("train", 3),
     ]  # of the 8 iterations of an epoch; no validation
     assert renderer.epochs == []  # no epoch ended
-    lines = (tmp_path / "train/epoch-1/Loss.log").read_text().splitlines()
+    lines = iteration_lines(tmp_path / "train/epoch-1/Loss.log")
     assert len(lines) == 3
     assert not (tmp_path / "valid").exists()
     log_text = (tmp_path / "experiment.log").read_text()
@@ -213,7 +214,7 @@ def test_an_interrupted_run_without_a_checkpointer_keeps_the_lines_of_its_iterat
     b = builder(tmp_path, epochs=2).with_interrupter(interrupter)  # CliMetricsRenderer
     result = b.build(model, AdamConfig().init(), 1e-3).fit(*loaders(batch_size=16, **SMALL))
     assert result.interrupted
-    assert len((tmp_path / "train/epoch-1/Loss.log").read_text().splitlines()) == 3
+    assert len(iteration_lines(tmp_path / "train/epoch-1/Loss.log")) == 3
 
 
 def test_summary_and_trackers_with_loggers_that_write_no_files(tmp_path):

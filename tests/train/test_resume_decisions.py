@@ -154,14 +154,14 @@ def test_fit_twice_is_refused_and_says_what_to_do(tmp_path):
     learner = build(builder(tmp_path, epochs=2, stop=False))
     learner.fit(*loaders())
     logged = logs(tmp_path)
-    trained = parameters(learner.model)
+    trained = parameters(learner.model())
     with pytest.raises(
         RuntimeError, match=r"`fit` was already called on this Learner.*\.resume\(\)"
     ):
         learner.fit(*loaders())
     assert logs(tmp_path) == logged
     for name, tensor in trained.items():
-        assert torch.equal(tensor, learner.model.state_dict()[name]), name
+        assert torch.equal(tensor, learner.model().state_dict()[name]), name
 
 
 def test_a_fit_refused_before_training_can_be_retried(tmp_path):

@@ -18,6 +18,7 @@ from burnish.optim.grads import Gradients, backward, grad
 from burnish.optim.lbfgs import LBFGS, LBFGSConfig, LineSearchFn
 from burnish.optim.module_optimizer import ModuleOptimizer
 from burnish.optim.momentum import MomentumConfig
+from burnish.optim.multi_grads import MultiGradientsParams
 from burnish.optim.muon import AdjustLrFn, Muon, MuonConfig
 from burnish.optim.non_finite import NonFiniteGuard
 from burnish.optim.param_group import ParamGroup
@@ -45,6 +46,7 @@ __all__ = [
     "LineSearchFn",
     "ModuleOptimizer",
     "MomentumConfig",
+    "MultiGradientsParams",
     "Muon",
     "MuonConfig",
     "NonFiniteGuard",

@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time, imported o
         TrainOutput,
     )
     from burnish.train.preemption import Preempted
-    from burnish.train.result import TrainingResult
+    from burnish.train.result import LearningResult, TrainingResult
     from burnish.train.split import Split
     from burnish.train.step import InferenceStep, TrainStep, ValidStep
     from burnish.train.summary import LearnerSummary
@@ -100,6 +100,7 @@ _LAZY = {
     "TrainStep": "burnish.train.step",
     "TrainingListener": "burnish.train.listener",
     "TrainingResult": "burnish.train.result",
+    "LearningResult": "burnish.train.result",
     "ValidStep": "burnish.train.step",
     "ValidationEndEvent": "burnish.train.listener",
 }
@@ -145,6 +146,7 @@ __all__ = [
     "TrainStep",
     "TrainingListener",
     "TrainingResult",
+    "LearningResult",
     "ValidStep",
     "ValidationEndEvent",
 ]

@@ -12,7 +12,9 @@ from torch import nn
 
 from burnish.train.artifact_dir import prepare_artifact_dir
 from burnish.train.distributed import DistributedContext
+from burnish.train.learner_steps import LearnerSteps
 from burnish.train.renderer.notebook import show_summary
+from burnish.train.result import inference_model, training_model
 from burnish.train.run import Run
 from burnish.train.split import Split
 from burnish.train.summary import learner_summary
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["Learner"]
 
 
-class Learner:
+class Learner(LearnerSteps):
     """Trains a model that implements `train_step`/`valid_step`.
 
     Two ways to make one, as in Burn: `LearnerBuilder(...).build(model, optim, lr)` (the
@@ -37,6 +39,10 @@ class Learner:
 
     A learner is fit once (Burn's `fit` consumes it): a second `fit` raises. To continue a
     run, build a new learner with `resume()`; to train again from scratch, build a new one.
+
+    For a loop of your own, it has Burn main's methods (learner_steps.py): `fork(device)`,
+    `model()`, `lr_step()`, `lr_current()`, `train_step(item)`, `optimizer_step(grads)`,
+    `optimizer_step_multi(grads)`, `load_model`, `load_optim`, `load_scheduler`.
 
     Example:
         >>> learner = Learner(model, AdamConfig().init(), 1e-3)  # doctest: +SKIP
@@ -64,7 +70,7 @@ class Learner:
     ) -> None:
         from burnish.lr_scheduler import as_scheduler
 
-        self.model = model
+        self._model = training_model(model)  # fit's result given back: the model it trained
         self.optim = optim
         self.lr_scheduler = as_scheduler(lr_scheduler)
         self._options = options
@@ -74,9 +80,12 @@ class Learner:
     def fit(self, dataloader_train: Any = None, dataloader_valid: Any = None) -> TrainingResult:
         """Train for the configured epochs; returns the model and how the run ended.
 
-        The model returned is the one of the last epoch trained (as Burn's); with a
-        `MetricCheckpointingStrategy`, the best epoch's is in its checkpoint. `fit` runs once
-        per learner.
+        `result.model` is the model of the last epoch trained, for inference, as Burn main's
+        `LearningResult` gives it (`model.valid()`): eval mode, no autograd, the trained
+        parameters' storage shared. `learner.model()` is the trained model itself, in training
+        mode; a new learner given `result.model` trains that one. With a
+        `MetricCheckpointingStrategy`, the best epoch's model is in its checkpoint. `fit` runs
+        once per learner.
 
         Example:
             >>> result = learner.fit(dataloader_train, dataloader_valid)  # doctest: +SKIP
@@ -97,7 +106,7 @@ class Learner:
         """
         self._check_not_fitted()
         options = self.options
-        _check_model(self.model)
+        _check_model(self._model)
         train = dataloader_train if dataloader_train is not None else self.dataloaders[0]
         valid_loader = dataloader_valid if dataloader_valid is not None else self.dataloaders[1]
         if train is None or valid_loader is None:
@@ -111,7 +120,9 @@ class Learner:
         prepare_artifact_dir(options.artifact_dir, context)  # before anything is written
         run = Run(self, context, {Split.TRAIN: train, Split.VALID: valid_loader})
         result = run.fit()
-        self.model = result.model
+        self._model = result.model
+        result.model = inference_model(result.model, sharded=run.sharded)  # Burn: `.valid()`
+        result.renderer = run.tracking.renderer if run.tracking is not None else run.renderer
         if options.summary and context.is_main:
             result.summary = self._summary(result.epochs_completed, result.validations)
             if result.summary is not None:

@@ -1,14 +1,26 @@
-"""What `Learner.fit` returns (Burn's `TrainingResult`)."""
+"""What `Learner.fit` returns (Burn's `TrainingResult`, Burn main's `LearningResult`)."""
 
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from torch import nn
 
-__all__ = ["TrainingResult"]
+from burnish.module import valid
+
+if TYPE_CHECKING:
+    from burnish.train.renderer.base import MetricsRenderer
+
+__all__ = ["LearningResult", "TrainingResult", "inference_model", "training_model"]
+
+M = TypeVar("M", bound=nn.Module)
+
+# The inference twin `fit` returned -> the model it trained, so that a learner given the twin
+# (to continue training) trains the model itself: the twin's parameters take no gradients.
+_TRAINED: weakref.WeakKeyDictionary[nn.Module, nn.Module] = weakref.WeakKeyDictionary()
 
 
 @dataclasses.dataclass
@@ -16,9 +28,13 @@ class TrainingResult:
     """The trained model and how the run ended.
 
     Attributes:
-        model: the trained model (the same object the learner was built with), as the last
-            epoch trained left it (Burn's); with early stopping too, not the best epoch's
-            (a `MetricCheckpointingStrategy` keeps that one's checkpoint).
+        model: the trained model for inference, as Burn main's `LearningResult` gives it
+            (`model.valid()`): eval mode (no dropout), no autograd, sharing its parameters'
+            storage with the model the learner trained (`learner.model()`), as the last epoch
+            trained left it; with early stopping too, not the best epoch's (a
+            `MetricCheckpointingStrategy` keeps that one's checkpoint). It saves as the
+            trained model does; a learner given it trains the model it came from. Under
+            FSDP it is the sharded model itself, in eval mode.
         summary: None unless the builder's `.summary()` was asked for: then the
             `LearnerSummary` of the run's metric logs over its `epochs_completed` epochs (its
             "Total Epochs"), also printed; still None without numeric metrics or log files,
@@ -40,6 +56,9 @@ class TrainingResult:
             (`max_iterations` counts them).
         validations: the validations the run has done, those before a resume included (one
             per epoch, plus those of `valid_every` inside the epochs).
+        renderer: the dashboard the run drew on (Burn main's `LearningResult::renderer`),
+            to hand to `EvaluatorBuilder(...).renderer(result.renderer)`; a `NullRenderer`
+            on ranks other than 0, None in a result not made by `fit`.
     """
 
     model: nn.Module
@@ -52,3 +71,28 @@ class TrainingResult:
     ema: nn.Module | None = None
     iterations: int = 0
     validations: int = 0
+    renderer: MetricsRenderer | None = None
+
+
+LearningResult = TrainingResult
+"""Burn main's name for the result of a training (`LearningResult { model, renderer }`)."""
+
+
+def inference_model(model: M, sharded: bool = False) -> M:
+    """What `fit` hands back for `model`: its inference twin (Burn: `model.valid()`).
+
+    The twin is remembered, so that `training_model(twin)` gives `model` back. A model
+    sharded by FSDP cannot have a twin (its hooks gather its own parameters): it is put in
+    eval mode and returned itself.
+    """
+    if sharded:
+        return model.eval()
+    twin = valid(model)
+    _TRAINED[twin] = model
+    return twin
+
+
+def training_model(model: M) -> M:
+    """The model `fit` trained if `model` is the inference twin it returned, else `model`."""
+    trained = _TRAINED.get(model)
+    return model if trained is None else trained  # type: ignore[return-value]

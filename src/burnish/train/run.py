@@ -92,7 +92,7 @@ class Run:
         self.options = options
         self.context = context
         self.sharded = options.strategy == "fsdp" and context.enabled
-        model = self._place(learner.model)
+        model = self._place(learner.model())
         loggers, self.renderer = self._outputs()
         self.tracking: Tracking | None = None
         if options.trackers and context.is_main:
