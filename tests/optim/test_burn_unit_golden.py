@@ -1,5 +1,12 @@
 """Burn's own optimizer unit tests, rebuilt with burnish: the numbers in
-tests/golden/burn_unit_tests.py (Muon, Adan, L-BFGS, AMSGrad, cautious weight decay)."""
+tests/golden/burn_unit_tests.py (Muon, Adan, L-BFGS, AMSGrad, cautious weight decay).
+
+Each test is Burn's, ported name by name: Burn's `Linear` is `nn.Linear` (its weight
+transposed: Burn's is `[d_input, d_output]`), `linear.forward(x).backward()` is
+`bn.backward(linear(x))`. An earlier version kept Burn's layout in a custom module and checked
+Muon's `adjustment_ratio` on raw shapes only, so the layout of `nn.Linear` never reached a
+test and Muon's ratio for `nn.Linear(8, 4)` (1.0 instead of Burn's 1.414) went unnoticed.
+"""
 
 from __future__ import annotations
 
@@ -27,17 +34,22 @@ from tests.helpers import assert_close
 F32, F64 = torch.float32, torch.float64
 
 
-class BurnLinear(nn.Module):
-    """Burn's `Linear`: weight `[d_input, d_output]`, `x @ W + b`."""
+def given_linear_layer(weight, bias, dtype=F32) -> nn.Linear:
+    """Burn's test helper `given_linear_layer(weight, bias)`: `Linear { weight, bias }`.
 
-    def __init__(self, weight, bias, dtype=F32) -> None:
-        super().__init__()
-        self.weight = nn.Parameter(torch.tensor(weight, dtype=dtype))
-        self.bias = None if bias is None else nn.Parameter(torch.tensor(bias, dtype=dtype))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = x @ self.weight
-        return out if self.bias is None else out + self.bias
+    Burn's `Linear` holds `weight` as `[d_input, d_output]`, PyTorch's as `[d_output,
+    d_input]`: the same layer (`LinearConfig::new(d_input, d_output)` <->
+    `nn.Linear(d_input, d_output)`) holds Burn's matrix transposed. The golden numbers are in
+    Burn's layout, so the tests compare `linear.weight.T` with them.
+    """
+    weight = torch.tensor(weight, dtype=dtype)
+    d_input, d_output = weight.shape
+    linear = nn.Linear(d_input, d_output, bias=bias is not None, dtype=dtype)
+    with torch.no_grad():
+        linear.weight.copy_(weight.T)
+        if bias is not None:
+            linear.bias.copy_(torch.tensor(bias, dtype=dtype))
+    return linear
 
 
 def _step(optim, linear, x, lr=burn.LEARNING_RATE):
@@ -47,14 +59,16 @@ def _step(optim, linear, x, lr=burn.LEARNING_RATE):
 
 
 def _fifty_steps(optim):
-    linear = BurnLinear(burn.WEIGHT, burn.BIAS)
+    linear = given_linear_layer(burn.WEIGHT, burn.BIAS)
     for i in range(1, 51):
         linear = _step(optim, linear, (torch.ones(2, 6) * (i * 0.1)).tolist())
     return linear
 
 
 def _assert_layer(linear, expected, atol):
-    assert_close(linear.weight.detach(), torch.tensor(expected["weight"]), atol=atol, rtol=0)
+    """Burn's `assert_approx_eq` of `weight` (in Burn's `[d_input, d_output]`) and `bias`."""
+    weight = linear.weight.detach().T
+    assert_close(weight, torch.tensor(expected["weight"], dtype=weight.dtype), atol=atol, rtol=0)
     assert_close(linear.bias.detach(), torch.tensor(expected["bias"]), atol=atol, rtol=0)
 
 
@@ -73,7 +87,7 @@ def test_adamw_cautious_weight_decay_within_burns_tolerance(cautious, x_2):
     """Burn's numbers hold to its own 1e-2 only (most are the plain test's, copied)."""
     config = AdamWConfig(epsilon=1e-8, weight_decay=0.5, cautious_weight_decay=cautious)
     optim = config.init()
-    linear = _step(optim, BurnLinear(burn.WEIGHT, burn.BIAS), burn.X_1)
+    linear = _step(optim, given_linear_layer(burn.WEIGHT, burn.BIAS), burn.X_1)
     linear = _step(optim, linear, x_2)
     expected = [row[:] for row in burn.ADAMW_CAUTIOUS["weight"]]
     if not cautious:
@@ -106,13 +120,13 @@ def test_adamw_cautious_weight_decay_equals_burns_formula(cautious):
     gen = torch.Generator().manual_seed(3)
     inputs = [(torch.randn(2, 6, generator=gen)).tolist() for _ in range(6)]
     config = AdamWConfig(epsilon=1e-8, weight_decay=0.5, cautious_weight_decay=cautious)
-    optim, linear = config.init(), BurnLinear(burn.WEIGHT, burn.BIAS, F64)
+    optim, linear = config.init(), given_linear_layer(burn.WEIGHT, burn.BIAS, F64)
     for x in inputs:
         loss = linear(torch.tensor(x, dtype=F64)).sum()
         grads = GradientsParams.from_grads(bn.backward(loss), linear)
         linear = optim.step(burn.LEARNING_RATE, linear, grads)
     expected = _cautious_adamw_formula(burn.WEIGHT, burn.BIAS, inputs, 0.01, 0.5, cautious)
-    assert_close([linear.weight.detach(), linear.bias.detach()], expected, atol=1e-12, rtol=0)
+    assert_close([linear.weight.detach().T, linear.bias.detach()], expected, atol=1e-12, rtol=0)
     plain = _cautious_adamw_formula(burn.WEIGHT, burn.BIAS, inputs, 0.01, 0.5, not cautious)
     assert (plain[0] - expected[0]).abs().max() > 1e-4  # the mask was active
 
@@ -120,7 +134,7 @@ def test_adamw_cautious_weight_decay_equals_burns_formula(cautious):
 def test_adan_with_numbers():
     config = AdanConfig(beta_1=0.98, beta_2=0.92, beta_3=0.99, epsilon=1e-8, weight_decay=0.02)
     optim = config.init()
-    linear = _step(optim, BurnLinear(burn.WEIGHT, burn.BIAS), burn.X_1)
+    linear = _step(optim, given_linear_layer(burn.WEIGHT, burn.BIAS), burn.X_1)
     linear = _step(optim, linear, burn.X_2)
     _assert_layer(linear, burn.ADAN, atol=1e-5)
 
@@ -128,7 +142,7 @@ def test_adan_with_numbers():
 def test_adan_no_nan_on_a_repeated_input():
     """adan.rs `test_adan_optimizer_no_nan`: the same input twice (a zero gradient difference)."""
     optim = AdanConfig(epsilon=1e-8, weight_decay=0.02).init()
-    linear = _step(optim, BurnLinear(burn.WEIGHT, burn.BIAS), burn.X_2)
+    linear = _step(optim, given_linear_layer(burn.WEIGHT, burn.BIAS), burn.X_2)
     linear = _step(optim, linear, burn.X_2)
     assert torch.isfinite(linear.weight).all()
 
@@ -147,6 +161,39 @@ def test_muon_adjust_lr_fn(adjust, cases):
     for shape, ratio in cases:
         assert adjust.adjustment_ratio(shape) == pytest.approx(ratio, abs=1e-8)
     assert adjust.adjustment_ratio([512]) == 1.0  # below two dimensions: unchanged
+
+
+@pytest.mark.parametrize(
+    ("d_input", "d_output"), [(8, 4), (4, 8), (1024, 512), (512, 1024), (6, 6)]
+)
+def test_muon_adjust_lr_fn_of_a_layer_is_burns(d_input, d_output):
+    """Burn's `LinearConfig::new(d_input, d_output)` has weight `[d_input, d_output]`, so its
+    ratio is `adjustment_ratio([d_input, d_output])`; `nn.Linear(d_input, d_output)` (weight
+    `[d_output, d_input]`) must get the same: `nn.Linear(8, 4)` -> sqrt(2) with `Original`."""
+    weight = nn.Linear(d_input, d_output, bias=False).weight
+    for adjust in AdjustLrFn:
+        burns = adjust.adjustment_ratio([d_input, d_output])
+        assert adjust.ratio_for(weight.shape) == pytest.approx(burns, abs=1e-12)
+    assert AdjustLrFn.Original.ratio_for(nn.Linear(8, 4).weight.shape) == pytest.approx(2**0.5)
+
+
+@pytest.mark.parametrize("adjust", list(AdjustLrFn))
+@pytest.mark.parametrize(("d_input", "d_output"), [(8, 4), (4, 8)])
+def test_muon_step_scales_the_update_by_burns_ratio(adjust, d_input, d_output):
+    """A Burn-idiom step (`LinearConfig::new(8, 4).with_bias(false)`, `linear.forward(x)
+    .backward()`, `optimizer.step(0.01, linear, grads)`): the first update is
+    `lr * ratio * NS(g + 0.95 v)` with `v = g`, the ratio Burn's for the layer."""
+    bn.seed(0)
+    linear = nn.Linear(d_input, d_output, bias=False)
+    before = linear.weight.detach().clone()
+    x = torch.rand(2, d_input)
+    grads = GradientsParams.from_grads(bn.backward(linear(x)), linear)
+    gradient = grads.get("weight").clone()
+    optimizer = MuonConfig(adjust_lr_fn=adjust).init()
+    linear = optimizer.step(0.01, linear, grads)
+    orthogonal = _orthogonalize((gradient * 1.95).tolist())
+    ratio = adjust.adjustment_ratio([d_input, d_output])  # Burn's weight shape
+    assert_close(before - linear.weight.detach(), 0.01 * ratio * orthogonal, atol=1e-6, rtol=1e-4)
 
 
 def _orthogonalize(matrix):
@@ -175,21 +222,21 @@ def test_muon_zero_gradient(penalty):
     """muon.rs `test_zero_gradient`: no NaN; unchanged, or shrunk by the decay alone."""
     decay = None if penalty is None else WeightDecayConfig(penalty)
     optim = MuonConfig(weight_decay=decay).init()
-    linear = BurnLinear(burn.MUON_SQUARE, None)
+    linear = given_linear_layer(burn.MUON_SQUARE, None)
     grads = GradientsParams()
     grads.register(linear.weight, torch.zeros(4, 4), name="weight")
     linear = optim.step(0.01, linear, grads)
     before = torch.tensor(burn.MUON_SQUARE)
     assert torch.isfinite(linear.weight).all()
     if penalty is None:
-        assert_close(linear.weight.detach(), before, atol=1e-6, rtol=0)
+        assert_close(linear.weight.detach().T, before, atol=1e-6, rtol=0)
     else:
-        assert_close(linear.weight.detach(), before * (1 - 0.01 * penalty), atol=1e-7, rtol=0)
+        assert_close(linear.weight.detach().T, before * (1 - 0.01 * penalty), atol=1e-7, rtol=0)
 
 
 def test_muon_with_weight_decay_reduces_the_weights():
     """muon.rs `test_muon_with_weight_decay`."""
-    linear = BurnLinear([[1.0] * 4] * 4, None)
+    linear = given_linear_layer([[1.0] * 4] * 4, None)
     optim = MuonConfig(weight_decay=WeightDecayConfig(0.01)).init()
     linear = _step(optim, linear, [[0.5] * 4] * 2)
     assert (linear.weight < 1.0).all()
@@ -197,7 +244,7 @@ def test_muon_with_weight_decay_reduces_the_weights():
 
 def test_muon_refuses_a_parameter_that_is_not_a_matrix():
     """muon.rs `test_1d_tensor_panics`: burnish raises, naming the parameter and the fix."""
-    linear = BurnLinear(burn.WEIGHT, burn.BIAS)
+    linear = given_linear_layer(burn.WEIGHT, burn.BIAS)
     loss = linear(torch.tensor(burn.X_1)).sum()
     grads = GradientsParams.from_grads(bn.backward(loss), linear)
     with pytest.raises(ValueError, match=r"matrices only.*'bias' with shape \[6\].*AdamW"):

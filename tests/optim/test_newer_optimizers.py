@@ -108,7 +108,8 @@ def _muon_reference(model, batches, config: MuonConfig, lr=0.02):
                 velocity[name] = grad.clone()
             update = grad + velocity[name] * mom.momentum if mom.nesterov else velocity[name]
             update = _newton_schulz(update, config.ns_coefficients, config.ns_steps, config.epsilon)
-            adjusted = lr * config.adjust_lr_fn.adjustment_ratio(list(params[name].shape))
+            # Burn's ratio is written for its `[d_input, d_output]` weights: torch's transposed.
+            adjusted = lr * config.adjust_lr_fn.adjustment_ratio(list(params[name].T.shape))
             param = params[name]
             if config.weight_decay is not None:
                 param = param * (1 - lr * config.weight_decay.penalty)
@@ -199,8 +200,10 @@ def test_muon_adjust_lr_fn_scales_the_update_by_the_shape():
         _train(reference, MuonConfig(adjust_lr_fn=adjust).init(), [batch], lrs=[0.01 / 7])
         ratio = delta / (reference.b.weight.detach() - before).norm()
         assert ratio == pytest.approx(7.0, rel=1e-9)  # linear in the lr
-        expected = math.sqrt(7 / 5) if adjust is AdjustLrFn.Original else 0.2 * math.sqrt(7)
-        assert adjust.adjustment_ratio([7, 5]) == pytest.approx(expected)
+        # b = nn.Linear(5, 7): Burn's weight [5, 7], so Original gives sqrt(max(1, 5 / 7)) = 1.
+        expected = 1.0 if adjust is AdjustLrFn.Original else 0.2 * math.sqrt(7)
+        assert adjust.ratio_for(model.b.weight.shape) == pytest.approx(expected)
+        assert adjust.adjustment_ratio([7, 5]) == pytest.approx(adjust.ratio_for([5, 7]))
 
 
 # -- Adan ------------------------------------------------------------------------------------

@@ -27,6 +27,11 @@ _MAX_GROUPINGS = 64  # cached (shape, dtype, device) layouts of the parameter li
 class AdjustLrFn(enum.Enum):
     """How Muon scales the learning rate by the shape `[A, B]` of a matrix (Burn's names).
 
+    `[A, B]` is the shape in Burn's layout: Burn's `Linear` holds its weight as `[d_input,
+    d_output]`, PyTorch's `nn.Linear` as `[d_output, d_input]`. Muon therefore reads a 2-D
+    parameter's shape transposed (`burn_shape`), so `nn.Linear(8, 4)` gets Burn's ratio for
+    `LinearConfig::new(8, 4)`: `sqrt(8 / 4)` with `Original`.
+
     * `Original` (default; Keller Jordan): `lr * sqrt(max(1, A / B))`.
     * `MatchRmsAdamW` (Moonshot, "Muon is Scalable for LLM Training"): `lr * 0.2 *
       sqrt(max(A, B))`, which matches AdamW's update RMS so AdamW's learning rate and weight
@@ -44,6 +49,25 @@ class AdjustLrFn(enum.Enum):
         if self is AdjustLrFn.Original:
             return math.sqrt(max(1.0, a / b))
         return 0.2 * math.sqrt(max(a, b))
+
+    @staticmethod
+    def burn_shape(shape: tuple[int, ...] | list[int]) -> list[int]:
+        """A PyTorch parameter's shape in Burn's layout: the last two dimensions swapped.
+
+        `nn.Linear(d_input, d_output).weight` is `[d_output, d_input]`; Burn's `Linear`
+        weight, the shape Burn's `adjustment_ratio` is written for, is `[d_input, d_output]`.
+        """
+        shape = list(shape)
+        if len(shape) >= 2:
+            shape[-2], shape[-1] = shape[-1], shape[-2]
+        return shape
+
+    def ratio_for(self, param_shape: tuple[int, ...] | list[int]) -> float:
+        """The factor Muon applies to the lr of a PyTorch parameter of `param_shape`.
+
+        Burn's ratio for the same layer: `adjustment_ratio(burn_shape(param_shape))`.
+        """
+        return self.adjustment_ratio(self.burn_shape(param_shape))
 
 
 @config
@@ -109,7 +133,8 @@ class Muon(Optimizer):
     2. `O = NS(b)`: `X = b / max(||b||_F, eps)` (transposed when taller than wide), then
        `ns_steps` times `A = X X^T`, `X = a X + (b A + c A A) X`;
     3. `p *= 1 - lr * penalty` (weight decay with the unadjusted `lr`);
-    4. `p -= lr * adjust_lr_fn.adjustment_ratio(p.shape) * O`.
+    4. `p -= lr * adjust_lr_fn.ratio_for(p.shape) * O`: Burn's ratio for the same layer,
+       its shape read in Burn's `[d_input, d_output]` layout (`AdjustLrFn.burn_shape`).
 
     The orthogonalization runs in the parameter's dtype (Burn; `torch.optim.Muon` casts to
     bfloat16), batched: the matrices of one shape, dtype and device are stacked and iterated
@@ -202,7 +227,7 @@ class Muon(Optimizer):
             indices = [i for group in members.values() for i in group]
             getter = partial(_pick, indices)
             adjust = self.config.adjust_lr_fn
-            groups = [(len(g), adjust.adjustment_ratio(k[0])) for k, g in members.items()]
+            groups = [(len(g), adjust.ratio_for(k[0])) for k, g in members.items()]
             cached = self._groups[key] = (getter, groups)
         return cached
 
