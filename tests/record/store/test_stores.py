@@ -69,7 +69,8 @@ def test_metadata_defaults_and_additions(tmp_path):
     assert metadata["format"] == "burnpack" and metadata["producer"] == "burnish"
     assert metadata["epochs"] == "100" and metadata["version"] == bn.__version__
     save_into(Model(), BurnpackStore.from_file(path).overwrite().clear_metadata())
-    assert PackReader.from_file(path).metadata == {}
+    # the layout stays: without it, a file with ids and no metadata reads as Burn's
+    assert PackReader.from_file(path).metadata == {"burnish.layout": "pytorch"}
 
 
 def test_param_ids_persist_through_a_load(tmp_path):

@@ -21,6 +21,7 @@ from burnish.record.store.applier import apply
 from burnish.record.store.apply_result import ApplyResult
 from burnish.record.store.collector import collect
 from burnish.record.store.filter import PathFilter, Predicate
+from burnish.record.store.layout import burn_lacks, converts_from_burn
 from burnish.record.store.remapper import KeyRemapper
 from burnish.record.store.snapshot import TensorSnapshot
 
@@ -40,6 +41,7 @@ class ModuleStore(ABC):
         self.remapper = KeyRemapper()
         self.from_adapter: ModuleAdapter = IdentityAdapter()
         self.to_adapter: ModuleAdapter = IdentityAdapter()
+        self.explicit_from_adapter = False
         self.partial = False
         self.validating = True
         self.overwriting = False
@@ -112,6 +114,7 @@ class ModuleStore(ABC):
     def with_from_adapter(self, adapter: ModuleAdapter) -> Self:
         """Adapt tensors read, before they are applied (e.g. `BurnToPyTorchAdapter()`)."""
         self.from_adapter = _adapter(adapter, "with_from_adapter")
+        self.explicit_from_adapter = True
         return self
 
     def with_to_adapter(self, adapter: ModuleAdapter) -> Self:
@@ -172,7 +175,8 @@ class ModuleStore(ABC):
 
     def apply_to(self, module: nn.Module) -> ApplyResult:
         """Load the store into `module` in place; see `load_from`."""
-        result = apply(module, self.get_all_snapshots(), self.path_filter, self.from_adapter)
+        adapter = self._load_adapter(module)
+        result = apply(module, self.get_all_snapshots(), self.path_filter, adapter)
         if self.validating and result.errors:
             raise RecordError(
                 f"Cannot load {self.describe()} into {type(module).__name__}: "
@@ -180,13 +184,13 @@ class ModuleStore(ABC):
                 + "\n  ".join(map(str, result.errors[:_LISTED]))
                 + "\nFix the module or the file, or pass .validate(False) to skip them."
             )
-        if not self.partial and result.missing:
-            lines = []
-            for path, _ in result.missing[:_LISTED]:
-                close = result.suggestions(path)
-                lines.append(path + (f" (did you mean {close[0]!r}?)" if close else ""))
+        missing = result.missing
+        if converts_from_burn(adapter):  # Burn's BatchNorm has no num_batches_tracked
+            missing = [m for m in missing if not burn_lacks(*(tuple(s.split(".")) for s in m))]
+        if not self.partial and missing:
+            lines = [path + _hint(result, path) for path, _ in missing[:_LISTED]]
             raise RecordError(
-                f"{self.describe()} lacks {len(result.missing)} tensor(s) of "
+                f"{self.describe()} lacks {len(missing)} tensor(s) of "
                 f"{type(module).__name__}:\n  "
                 + "\n  ".join(lines)
                 + "\nRemap the names (with_key_remapping), adapt the layout "
@@ -196,6 +200,10 @@ class ModuleStore(ABC):
         return result
 
     # -- format hooks ------------------------------------------------------------------------
+
+    def _load_adapter(self, module: nn.Module) -> ModuleAdapter:
+        """The adapter a load into `module` goes through (Burnpack resolves the layout)."""
+        return self.from_adapter
 
     @abstractmethod
     def describe(self) -> str:
@@ -219,6 +227,17 @@ def _adapter(adapter: object, method: str) -> ModuleAdapter:
             f"{type(adapter).__name__}."
         )
     return adapter
+
+
+def _hint(result: ApplyResult, path: str) -> str:
+    """A missing tensor's hint: Burn's norm names point to the adapter, not to a lookalike."""
+    head, _, name = path.rpartition(".")
+    burn_name = {"weight": "gamma", "bias": "beta"}.get(name)
+    if burn_name and (f"{head}.{burn_name}" if head else burn_name) in result.unused:
+        return (f" (the store holds Burn's {burn_name!r}: load it with "
+                ".with_from_adapter(BurnToPyTorchAdapter()))")  # fmt: skip
+    close = [c for c in result.suggestions(path) if c.rpartition(".")[2] not in ("gamma", "beta")]
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _remapped(

@@ -5,11 +5,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from torch import nn
+
 from burnish._version import __version__
 from burnish.errors import RecordError
 from burnish.io import atomic_open
 from burnish.record.store import burnpack
+from burnish.record.store.adapter import ModuleAdapter
 from burnish.record.store.base import ModuleStore
+from burnish.record.store.layout import (
+    LAYOUT_KEY,
+    Layout,
+    file_layout,
+    load_adapter,
+    written_layout,
+)
 from burnish.record.store.snapshot import TensorSnapshot
 
 __all__ = ["BurnpackStore"]
@@ -34,6 +44,7 @@ class BurnpackStore(ModuleStore):
         self.data = data
         self.auto_extension_enabled = True
         self.extra_metadata = self.default_metadata()
+        self.layout: Layout | None = None  # the loaded file's, once read
 
     @staticmethod
     def default_metadata() -> dict[str, str]:
@@ -84,6 +95,8 @@ class BurnpackStore(ModuleStore):
 
     def _read(self) -> dict[str, TensorSnapshot]:
         reader = self.reader()
+        self.layout = file_layout(reader.metadata,
+                                  (d.param_id for d in reader.descriptors.values()))  # fmt: skip
         snapshots = {}
         for name, descriptor in reader.descriptors.items():
             dtype = burnpack.DTYPES[descriptor.dtype]
@@ -94,9 +107,16 @@ class BurnpackStore(ModuleStore):
             )  # fmt: skip
         return snapshots
 
+    def _load_adapter(self, module: nn.Module) -> ModuleAdapter:
+        """Burn's layout is adapted, PyTorch's loaded as is; see `layout.load_adapter`."""
+        self.get_all_snapshots()
+        return load_adapter(self.layout, self.from_adapter, self.explicit_from_adapter, module,
+                            self.describe())  # fmt: skip
+
     def _write(self, snapshots: list[TensorSnapshot]) -> None:
         tensors = [_pack_tensor(snapshot) for snapshot in snapshots]
-        chunks = burnpack.encode_chunks(tensors, self.extra_metadata)
+        metadata = {**self.extra_metadata, LAYOUT_KEY: written_layout(self.to_adapter)}
+        chunks = burnpack.encode_chunks(tensors, metadata)
         if self.path is None:
             self.data = b"".join(bytes(chunk) for chunk in chunks)
             return

@@ -2,11 +2,16 @@
 state) as a Burnpack file, so the Learner's checkpoints can be Burnpack
 (`with_default_checkpointers()`).
 
-Tensors are stored under their flat record paths (a module record's file is the file
-`save_into` writes, and `BurnpackStore`/Burn read it). burnish's record metadata and, for nested
-records, the structure with every non-tensor value go into the Burnpack string metadata as
-JSON (`burnish.metadata`, `burnish.structure`), as `SafetensorsFileRecorder` does in
-`__metadata__`; Burnpack files written by Burn load as a flat `{name: tensor}` dict.
+Tensors are stored under their flat record paths, in PyTorch's layout (the record is a
+`state_dict`: Linear weights `[out, in]`, norms' `weight`/`bias`, BatchNorm's
+`num_batches_tracked`, ints at the record settings' precision): a file for burnish, not for
+Burn, and its metadata says so (`burnish.layout: pytorch`), so `BurnpackStore` loads it as it
+is. For a file Burn loads, use `ModuleRecord.save` or a store with `PyTorchToBurnAdapter`.
+
+burnish's record metadata and, for nested records, the structure with every non-tensor value
+go into the Burnpack string metadata as JSON (`burnish.metadata`, `burnish.structure`), as
+`SafetensorsFileRecorder` does in `__metadata__`; Burnpack files written by Burn load as a flat
+`{name: tensor}` dict.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from burnish.record.formats import json as json_format
 from burnish.record.formats import safetensors as safetensors_format
 from burnish.record.formats.tensor import TensorLeaf
 from burnish.record.store import burnpack
+from burnish.record.store.layout import LAYOUT_KEY, PYTORCH
 
 __all__ = ["BurnpackFileRecorder"]
 
@@ -51,8 +57,13 @@ class BurnpackFileRecorder(FileRecorder):
     def _encode_chunks(self, envelope: dict[str, Any]) -> list[Any]:
         leaves: dict[str, TensorLeaf] = {}
         structure = safetensors_format._skeleton(envelope["item"], "", leaves)
-        metadata = {"format": "burnpack", "producer": "burnish", "version": __version__,
-                    METADATA_KEY: json.dumps(envelope["metadata"])}  # fmt: skip
+        metadata = {
+            "format": "burnpack",
+            "producer": "burnish",
+            "version": __version__,
+            LAYOUT_KEY: PYTORCH,
+            METADATA_KEY: json.dumps(envelope["metadata"]),
+        }
         flat = isinstance(structure, dict) and all(
             isinstance(v, dict) and v.get("$ref") == k and len(v) == 1 for k, v in structure.items()
         )
