@@ -11,7 +11,7 @@ A custom training loop, as Burn's `custom-learning-strategy` example writes it:
 
 Unlike Burn's `model()` (a clone of immutable tensors), `model()` returns the model itself:
 optimizer steps update its parameters in place, so a model taken before a step sees the step
-(`bn.fork(model, device)` makes a copy).
+(`model.fork(device)` makes a copy).
 """
 
 from __future__ import annotations
