@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import operator
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import Iterable, Iterator
 from typing import Any, Generic, TypeVar, cast
 
 import numpy as np
+from typing_extensions import Self
 
 __all__ = ["Dataset", "I", "O", "check_indices"]
 
@@ -18,29 +19,52 @@ O = TypeVar("O")  # noqa: E741 - Burn's name for an output item type
 class Dataset(ABC, Generic[I]):
     """A sized, indexable collection of items (Burn: `Dataset<I>`).
 
-    Subclasses implement `get` and `__len__`. Indexing follows Burn for `get` (an index outside
-    `[0, len)` gives `None`) and Python for `dataset[i]` (negative indices count from the end; an
-    index out of range raises `IndexError`).
+    A subclass defines Burn's two methods, `get(index)` and `len()`, or Python's two,
+    `__getitem__` and `__len__` (any mix of one of each works); the base class derives the
+    others from them. Indexing follows Burn for `get` (an index outside `[0, len)` gives
+    `None`) and Python for `dataset[i]` (negative indices count from the end; an index out of
+    range raises `IndexError`).
 
     Datasets that hold their items as arrays may also implement `get_stacked`, the loader's fast
     path: see `burnish.data.dataloader.Batcher`.
 
     Example:
-        >>> dataset = InMemDataset([1, 2, 3])
-        >>> dataset.get(1), dataset.get(3), len(dataset), list(dataset)
-        (2, None, 3, [1, 2, 3])
+        >>> class Squares(Dataset[int]):
+        ...     def get(self, index):
+        ...         return index * index if 0 <= index < 3 else None
+        ...     def len(self):
+        ...         return 3
+        >>> dataset = Squares()
+        >>> dataset.get(2), dataset.get(3), len(dataset), dataset[-1], list(dataset)
+        (4, None, 3, 4, [0, 1, 4])
     """
 
-    @abstractmethod
-    def get(self, index: int) -> I | None:
-        """The item at `index`, or `None` if `index` is not in `[0, len(self))`."""
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        del args, kwargs  # taken by __init__
+        missing = _missing_methods(cls)
+        if missing:
+            raise TypeError(
+                f"Can't instantiate abstract Dataset class {cls.__name__}: it defines "
+                f"{' and '.join(missing)}. A Dataset defines `get(index)` and `len()` (Burn's "
+                "trait), or `__getitem__(index)` and `__len__()`; add the missing one."
+            )
+        return super().__new__(cls)
 
-    @abstractmethod
+    def get(self, index: int) -> I | None:
+        """The item at `index`, or `None` if `index` is not in `[0, len(self))`.
+
+        Subclasses define it (Burn's `get`), or define `__getitem__` and inherit this one.
+        """
+        if not 0 <= index < len(self):
+            return None
+        return self[index]
+
     def __len__(self) -> int:
-        """The number of items."""
+        """The number of items: `len()` of a subclass that defines Burn's `len`."""
+        return self.len()
 
     def len(self) -> int:
-        """The number of items (Burn's spelling of `len(dataset)`)."""
+        """The number of items (Burn's spelling of `len(dataset)`); a subclass may define it."""
         return len(self)
 
     def is_empty(self) -> bool:
@@ -108,6 +132,16 @@ class Dataset(ABC, Generic[I]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(len={len(self)})"
+
+
+def _missing_methods(cls: type[Dataset[Any]]) -> list[str]:
+    """What `cls` lacks of a Dataset, as "neither `get` nor `__getitem__`" phrases."""
+    missing = []
+    if cls.get is Dataset.get and cls.__getitem__ is Dataset.__getitem__:
+        missing.append("neither `get` nor `__getitem__`")
+    if cls.__len__ is Dataset.__len__ and cls.len is Dataset.len:
+        missing.append("neither `len` nor `__len__`")
+    return missing
 
 
 def check_indices(dataset: Dataset[Any], indices: Iterable[int]) -> list[int]:
