@@ -93,3 +93,10 @@ class LrSeen(LossMetric):
     def update(self, item, metadata):
         self.lrs.append(metadata.lr)
         return super().update(item, metadata)
+
+
+def iteration_lines(path: str | os.PathLike) -> list[str]:
+    """A metric log's iteration lines: its lines without the `value,final` line that ends an
+    epoch's log (Burn main's format, which burnish writes)."""
+    with open(path, encoding="utf-8") as file:
+        return [line for line in file.read().splitlines() if not line.endswith(",final")]

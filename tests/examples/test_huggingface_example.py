@@ -14,6 +14,7 @@ from burnish.record import DefaultRecorder
 pytest.importorskip("transformers")
 
 from examples.huggingface import HfGptConfig, hf_checkpointing, loaders, train
+from tests.helpers import iteration_lines
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 TINY = HfGptConfig(n_layer=2, n_embd=32, n_head=2, n_positions=32)
@@ -36,7 +37,7 @@ def test_batches_are_dicts_of_byte_windows():
 def test_trains_saves_and_loads_into_a_fresh_hf_model(tmp_path):
     result = train(tmp_path / "run", **SMALL)
     assert result.epochs_completed == 1
-    loss = (tmp_path / "run/train/epoch-1/Loss.log").read_text().splitlines()
+    loss = iteration_lines(tmp_path / "run/train/epoch-1/Loss.log")
     assert len(loss) == 3
     path = result.model.save_file(tmp_path / "model", DefaultRecorder())
     fresh = TINY.init().load_file(path, DefaultRecorder())

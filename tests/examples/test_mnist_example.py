@@ -8,6 +8,7 @@ from pathlib import Path
 from examples.mnist.__main__ import main
 from examples.mnist.training import TrainingConfig
 from tests import fork_server
+from tests.helpers import iteration_lines
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -23,13 +24,13 @@ def test_short_run_trains_saves_and_infers(tmp_path, capsys):
     assert json.loads((artifact_dir / "config.json").read_text())["optimizer"]["epsilon"] == 1e-5
     assert (artifact_dir / "model.mpk").is_file()
     assert (artifact_dir / "checkpoint" / "epoch-1" / "COMMIT").is_file()
-    assert len((artifact_dir / "train" / "epoch-1" / "Loss.log").read_text().splitlines()) == 20
+    assert len(iteration_lines(artifact_dir / "train" / "epoch-1" / "Loss.log")) == 20
     out = capsys.readouterr().out
     assert "Learner Summary" in out
     assert "Predicted" in out and "Expected" in out
     assert "Test accuracy (evaluator):" in out and "on 1280 images" in out
     test_logs = artifact_dir / "test" / "mnist-test"
-    assert len((test_logs / "Accuracy.log").read_text().splitlines()) == 20
+    assert len(iteration_lines(test_logs / "Accuracy.log")) == 20
 
 
 def test_the_example_runs_unchanged_under_torchrun(tmp_path):

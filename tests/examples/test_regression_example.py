@@ -5,6 +5,7 @@ from __future__ import annotations
 from burnish.train import LearnerSummary
 
 from examples.regression.__main__ import main
+from tests.helpers import iteration_lines
 
 
 def _epoch_values(summary, split, name):
@@ -20,5 +21,5 @@ def test_user_metric_is_logged_and_the_model_learns(tmp_path):
     assert len(mae) == 30
     # Predicting the training mean gives a MAE of about 60 on this data; the MLP does better.
     assert mae[-1] < 50.0 < mae[0] or mae[-1] < 0.8 * mae[0]
-    lines = (tmp_path / "valid" / "epoch-30" / "MeanAbsoluteError.log").read_text().splitlines()
+    lines = iteration_lines(tmp_path / "valid" / "epoch-30" / "MeanAbsoluteError.log")
     assert [int(line.split(",")[1]) for line in lines] == [32, 32, 25]  # 89 validation patients

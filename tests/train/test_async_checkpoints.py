@@ -21,6 +21,7 @@ from burnish.record import DefaultRecorder
 from burnish.train.checkpoint import CheckpointId, FileCheckpointer
 from burnish.train.checkpoint.learning import LearningCheckpointer
 
+from tests.helpers import iteration_lines
 from tests.train.helpers import HeldWrites, Mlp, builder, loaders
 
 
@@ -160,7 +161,7 @@ def test_a_failed_write_is_raised_at_the_next_save(tmp_path, held, monkeypatch):
     notes = "\n".join(getattr(raised.value, "__notes__", []))
     assert "checkpoint epoch-1-iteration-2 in the background" in notes
     # The loop went on to its next save (iteration 4), which raised the error: no further.
-    lines = (tmp_path / "train" / "epoch-1" / "Loss.log").read_text().splitlines()
+    lines = iteration_lines(tmp_path / "train" / "epoch-1" / "Loss.log")
     assert len(lines) == 4
     assert checkpointer(tmp_path).committed() == []  # nothing half-written either
     assert [p.name for p in (tmp_path / "checkpoint").iterdir()] == []

@@ -7,6 +7,7 @@ import torch
 import burnish as bn
 from burnish.optim import AdamConfig, AdamWConfig, RmsPropConfig, SgdConfig
 
+from tests.helpers import iteration_lines
 from tests.train.helpers import Mlp, builder, loaders
 
 pytestmark = pytest.mark.slow
@@ -36,8 +37,8 @@ def test_compiled_training_matches_eager(tmp_path):
     for name, tensor in eager.state_dict().items():
         torch.testing.assert_close(compiled.state_dict()[name], tensor, atol=1e-5, rtol=1e-5)
     assert "forward" not in compiled.__dict__  # restored after fit
-    eager_valid = (tmp_path / "eager/valid/epoch-1/Loss.log").read_text().splitlines()
-    compiled_valid = (tmp_path / "compiled/valid/epoch-1/Loss.log").read_text().splitlines()
+    eager_valid = iteration_lines(tmp_path / "eager/valid/epoch-1/Loss.log")
+    compiled_valid = iteration_lines(tmp_path / "compiled/valid/epoch-1/Loss.log")
     for a, b in zip(eager_valid, compiled_valid):
         assert abs(float(a.split(",")[0]) - float(b.split(",")[0])) < 1e-4
 
@@ -72,7 +73,7 @@ def fit_step(artifact_dir, compile_options, optim=None, epochs=2, stop_at=None, 
 
 
 def log_values(path):
-    return [float(line.split(",")[0]) for line in path.read_text().splitlines()]
+    return [float(line.split(",")[0]) for line in iteration_lines(path)]
 
 
 @pytest.mark.parametrize("optim", [AdamConfig(), AdamWConfig(), SgdConfig()], ids=type)

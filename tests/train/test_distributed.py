@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from tests import fork_server
+from tests.helpers import iteration_lines
 
 SCRIPT = Path(__file__).with_name("distributed_run.py")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -90,7 +91,7 @@ def test_two_ranks_equal_one_process_on_the_concatenated_batches(one_process, tm
         ("2", "7", "train"),
     ]  # fmt: skip
     for epoch, iteration, _, _, value in points:
-        lines = (tmp_path / f"artifacts/train/epoch-{epoch}/Loss.log").read_text().splitlines()
+        lines = iteration_lines(tmp_path / f"artifacts/train/epoch-{epoch}/Loss.log")
         assert float(value) == float(lines[int(iteration) - 1].split(",")[0])
     log = (tmp_path / "artifacts" / "experiment.log").read_text()
     assert "rank 0 of 2" in log and "rank 1 of 2" not in log
@@ -324,13 +325,13 @@ def test_a_step_budget_and_validations_inside_epochs_under_two_ranks_equal_one_p
         tmp_path / "one" / validations
     ).read_text()
     for number in range(1, 7):
-        ours = (tmp_path / f"two/valid/epoch-{number}/Loss.log").read_text().splitlines()
-        theirs = (tmp_path / f"one/valid/epoch-{number}/Loss.log").read_text().splitlines()
+        ours = iteration_lines(tmp_path / f"two/valid/epoch-{number}/Loss.log")
+        theirs = iteration_lines(tmp_path / f"one/valid/epoch-{number}/Loss.log")
         assert len(ours) == len(theirs) == 2
         for mine, other in zip(ours, theirs):
             (v1, c1), (v2, c2) = (tuple(map(float, line.split(","))) for line in (mine, other))
             assert c1 == c2 and abs(v1 - v2) < 1e-5
-    assert len((tmp_path / "two/train/epoch-2/Loss.log").read_text().splitlines()) == 5
+    assert len(iteration_lines(tmp_path / "two/train/epoch-2/Loss.log")) == 5
     assert not (tmp_path / "two/valid/epoch-7").exists()
 
 

@@ -23,7 +23,7 @@ from burnish.train.metric import AccuracyMetric, LossMetric
 from burnish.train.renderer import CliMetricsRenderer
 
 from tests import fork_server
-from tests.helpers import MnistBatcher, mnist
+from tests.helpers import MnistBatcher, iteration_lines, mnist
 from tests.train.helpers import Mlp, builder, loaders
 
 SCRIPT = Path(__file__).with_name("evaluate_run.py")
@@ -89,9 +89,9 @@ def test_logs_go_where_burn_writes_an_evaluation_side_by_side(tmp_path):
 
     assert first.directory == tmp_path / "test" / "mnist-test"
     assert second.directory == tmp_path / "test" / "train-subset"
-    lines = (first.directory / "Accuracy.log").read_text().splitlines()
+    lines = iteration_lines(first.directory / "Accuracy.log")
     assert [line.split(",")[1] for line in lines] == ["100", "100", "50"]
-    assert len((second.directory / "Loss.log").read_text().splitlines()) == 2
+    assert len(iteration_lines(second.directory / "Loss.log")) == 2
     aggregates = json.loads((first.directory / "aggregates.json").read_text())
     assert aggregates["metrics"]["Accuracy"]["value"] == pytest.approx(first.metrics["Accuracy"])
     assert aggregates["metrics"]["Accuracy"]["count"] == 250
@@ -101,7 +101,7 @@ def test_logs_go_where_burn_writes_an_evaluation_side_by_side(tmp_path):
 
     # Evaluating again under a name replaces its logs.
     again = evaluator_.eval("mnist-test", test_loader(100, batch_size=100))
-    assert len((again.directory / "Accuracy.log").read_text().splitlines()) == 1
+    assert len(iteration_lines(again.directory / "Accuracy.log")) == 1
 
 
 def test_runs_the_inference_step_on_the_valid_twin_without_autograd(tmp_path):
@@ -173,7 +173,7 @@ def test_a_stop_request_ends_the_evaluation_after_the_current_batch(tmp_path):
 
     result = evaluation(Stopping()).eval("test", test_loader(300, batch_size=100))
     assert result.interrupted and result.items == 100
-    assert len((result.directory / "Loss.log").read_text().splitlines()) == 1
+    assert len(iteration_lines(result.directory / "Loss.log")) == 1
     # The next evaluation runs in full: the stop request was for the last one.
     assert not evaluation(Mlp()).eval("test", test_loader(300, batch_size=100)).interrupted
 
@@ -307,6 +307,6 @@ def test_two_ranks_under_torchrun_equal_one_process(tmp_path):
     for name in ("Accuracy", "Loss"):
         assert b["metrics"][name] == pytest.approx(a["metrics"][name], rel=1e-6), name
     # Rank 0 wrote the logs: one line per iteration of the ranks' shares, 1000 items in all.
-    lines = (two / "test/mnist-test/Loss.log").read_text().splitlines()
+    lines = iteration_lines(two / "test/mnist-test/Loss.log")
     assert sum(int(line.split(",")[1]) for line in lines) == 1000
     assert done.stdout.count("evaluate_run: done False") == 2

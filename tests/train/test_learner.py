@@ -22,8 +22,10 @@ from burnish.train import (
     Split,
     StoppingCondition,
 )
+from burnish.train.logger import FileMetricLogger
 from burnish.train.metric import LossMetric
 
+from tests.helpers import iteration_lines
 from tests.train.helpers import Mlp, builder, loaders
 
 
@@ -38,7 +40,8 @@ def fit(artifact_dir, epochs=2, recorder=None, dropout=0.0, configure=None, seed
 
 
 def read_lines(path) -> list[str]:
-    return path.read_text().splitlines()
+    """The iteration lines of a metric log (without the `value,final` line ending the epoch)."""
+    return iteration_lines(path)
 
 
 def test_fit_writes_burn_artifact_layout_and_learns(tmp_path):
@@ -47,9 +50,14 @@ def test_fit_writes_burn_artifact_layout_and_learns(tmp_path):
     for split, iterations in (("train", 10), ("valid", 4)):
         for epoch in (1, 2):
             for name in ("Accuracy", "Loss"):
-                lines = read_lines(tmp_path / split / f"epoch-{epoch}" / f"{name}.log")
+                path = tmp_path / split / f"epoch-{epoch}" / f"{name}.log"
+                lines = read_lines(path)
                 assert len(lines) == iterations
-                assert all(re.fullmatch(r"-?[0-9.e+-]+,\d+", line) for line in lines)
+                assert all(re.fullmatch(r"-?[0-9.]+,\d+", line) for line in lines)
+                # Burn main's last line: the epoch value, as the aggregates keep it.
+                value, tag = path.read_text().splitlines()[-1].split(",")
+                aggregates = FileMetricLogger(tmp_path / split).read_aggregates(epoch) or {}
+                assert tag == "final" and float(value) == aggregates[name].value
     summary = LearnerSummary.from_dir(tmp_path, ["Accuracy", "Loss"])
     text = str(summary)
     assert "Accuracy" in text and "Loss" in text

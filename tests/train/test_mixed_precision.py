@@ -14,6 +14,7 @@ from burnish.record import DefaultRecorder
 from burnish.train import ClassificationOutput, LearnerBuilder
 from burnish.train.checkpoint.file import FileCheckpointer
 
+from tests.helpers import iteration_lines
 from tests.train.helpers import Mlp, builder, loaders
 
 
@@ -101,7 +102,7 @@ def test_without_mixed_precision_steps_stay_float32(tmp_path):
 @pytest.mark.parametrize("precision", ["bf16", "fp16"])
 def test_learns_mnist(tmp_path, precision):
     result, _ = fit(tmp_path, precision, epochs=3, train_items=640)
-    lines = (result.artifact_dir / "valid" / "epoch-3" / "Accuracy.log").read_text().split()
+    lines = iteration_lines(result.artifact_dir / "valid" / "epoch-3" / "Accuracy.log")
     correct = sum(float(line.split(",")[0]) * int(line.split(",")[1]) for line in lines)
     items = sum(int(line.split(",")[1]) for line in lines)
     assert correct / items > 60.0  # 10 % is chance; float32 reaches ~70 % here

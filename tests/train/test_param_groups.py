@@ -24,7 +24,7 @@ from burnish.train import (
 from burnish.train.metric import LearningRateMetric
 from burnish.train.renderer import NullRenderer
 
-from tests.helpers import LrSeen
+from tests.helpers import LrSeen, iteration_lines
 from tests.train.test_learner import StopAt
 
 ITERATIONS = 10
@@ -98,7 +98,7 @@ def test_learner_with_groups_equals_the_custom_loop_and_logs_the_base_rate(tmp_p
     expected = [base.step() for _ in range(ITERATIONS)]
     assert [float(lr) for lr in seen.lrs] == expected
     assert [lr.lr_from_param("head.weight") for lr in seen.lrs] != expected  # the head's own
-    lines = (tmp_path / "train/epoch-1/Learning_Rate.log").read_text().splitlines()
+    lines = iteration_lines(tmp_path / "train/epoch-1/Learning_Rate.log")
     logged = [float(line.split(",")[0]) for line in lines]
     assert logged == pytest.approx(expected, rel=1e-6)
 

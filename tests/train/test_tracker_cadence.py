@@ -20,6 +20,7 @@ from burnish.train.logger import CsvLogger
 from burnish.train.metric import LearningRateMetric, LossMetric
 from burnish.train.renderer import NullRenderer
 
+from tests.helpers import iteration_lines
 from tests.train.helpers import Mlp, loaders
 
 # 320 training images in batches of 32: 10 iterations per epoch; 128 validation: 4.
@@ -84,7 +85,7 @@ def test_iteration_points_hold_their_own_values_and_lr(tmp_path):
         ("train", 2, [2, 5, 8], [12, 15, 18]),
         ("valid", 2, [3], None),
     ):
-        lines = (tmp_path / split / f"epoch-{epoch}" / "Loss.log").read_text().splitlines()
+        lines = iteration_lines(tmp_path / split / f"epoch-{epoch}" / "Loss.log")
         for n, iteration in enumerate(iterations):
             expected_loss = float(lines[iteration - 1].split(",")[0])
             prefix = f"{epoch},{iteration},{split},"

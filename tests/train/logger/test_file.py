@@ -52,10 +52,10 @@ def test_lines_stay_in_memory_until_a_batch_is_full(tmp_path):
     assert path.read_text() == ""  # nothing written per iteration
     logger.log("Loss", 1, [NumericEntry(2.0, 2)])
     logger.flush()
-    assert lines(path) == ["1.0,2"] * 3 + ["2.0,2"]
+    assert lines(path) == ["1,2"] * 3 + ["2,2"]  # Rust writes 1.0 as `1`
     logger.log("Loss", 1, [NumericEntry(3.0, 2)])
     logger.close()
-    assert lines(path)[-1] == "3.0,2"
+    assert lines(path)[-1] == "3,2"
 
 
 def test_read_numeric_sees_buffered_lines_and_missing_is_empty(tmp_path):
@@ -91,7 +91,7 @@ def test_a_new_run_replaces_stale_files_and_later_logs_append(tmp_path):
     new.close()
     new.log("Loss", 1, [NumericEntry(2.0, 1)])  # same epoch after close: appends
     new.end_epoch(1)
-    assert lines(tmp_path / "epoch-1" / "Loss.log") == ["1.0,1", "2.0,1"]
+    assert lines(tmp_path / "epoch-1" / "Loss.log") == ["1,1", "2,1"]
 
 
 def test_unterminated_last_line_is_ignored(tmp_path):
@@ -159,7 +159,7 @@ def test_truncate_to_removes_unlisted_metrics_and_later_epochs(tmp_path):
     logger.truncate_to(positions)
     assert sorted(p.name for p in (tmp_path / "epoch-1").iterdir()) == [".notes.tmp", "Loss.log"]
     assert not (tmp_path / "epoch-2").exists()
-    assert lines(tmp_path / "epoch-1" / "Loss.log") == ["1.0,1"] * 2
+    assert lines(tmp_path / "epoch-1" / "Loss.log") == ["1,1"] * 2
     logger.log("Loss", 1, [NumericEntry(5.0, 1)])
     assert logger.positions() == {"epoch": 1, "lines": {"Loss": 3}}
 

@@ -16,6 +16,7 @@ from burnish.optim import SgdConfig
 from burnish.train import LearnerBuilder, SequenceOutput
 from burnish.train.metric import LossMetric, ThroughputMetric
 
+from tests.helpers import iteration_lines
 from tests.train.metric.helpers import metadata, no_host_sync
 
 
@@ -221,11 +222,11 @@ def test_through_a_learner_logged_and_shown(tmp_path) -> None:
     )
     learner.fit(train, valid)
     for epoch in (1, 2):
-        lines = (tmp_path / f"train/epoch-{epoch}/Throughput.log").read_text().splitlines()
+        lines = iteration_lines(tmp_path / f"train/epoch-{epoch}/Throughput.log")
         # Iteration k (k >= 2): the items of iterations 2..k over (k - 1) ticks of 0.25 s.
         expected = [0.0] + [sum(sizes[1:k]) / (0.25 * (k - 1)) for k in range(2, 6)]
         assert [float(line.split(",")[0]) for line in lines] == expected
-        mfu = (tmp_path / f"train/epoch-{epoch}/MFU.log").read_text().splitlines()
+        mfu = iteration_lines(tmp_path / f"train/epoch-{epoch}/MFU.log")
         assert [float(line.split(",")[0]) for line in mfu] == pytest.approx(
             [100 * v * 40.0 / 1000.0 for v in expected]
         )

@@ -141,6 +141,11 @@ class MetricLogger(ABC):
             values = np.array([float(entry.value) for entry in entries], dtype=np.float64)
             yield values, np.array([entry.count for entry in entries], dtype=np.int64)
 
+    def read_final(self, name: str, epoch: int) -> float | None:
+        """The epoch value the log of `name` ends `epoch` with (Burn main's `value,final`
+        line); None if it has none. The default has none; `FileMetricLogger` reads its file."""
+        return None
+
     def log_aggregates(self, epoch: int, aggregates: Mapping[str, MetricAggregate]) -> None:
         """Keep `epoch`'s aggregates: each numeric metric's epoch value and line statistics.
 
@@ -187,6 +192,23 @@ class MetricLogger(ABC):
         Raises:
             ValueError: if `epoch` is before an epoch this logger already wrote to.
         """
+
+    def for_split(self, split: str) -> MetricLogger:
+        """The logger of one split when this one logger serves every split (Burn main's
+        `with_metric_logger(logger)`: a Burn `MetricLogger` is told the split of each entry).
+
+        `InMemoryMetricLogger` keeps each split apart; `FileMetricLogger(artifact_dir)` writes
+        `<artifact_dir>/<split>/epoch-N/` as Burn's `FileMetricLogger::new(artifact_dir)` does.
+
+        Raises:
+            TypeError: for a logger that cannot tell the splits apart (the default).
+        """
+        raise TypeError(
+            f"{type(self).__name__} logs one split, so it cannot serve every split alone. "
+            f"Received: with_metric_logger({type(self).__name__}(...)) for split {split!r}. "
+            "Pass one logger per split, `with_metric_logger(train_logger, valid_logger)`, or "
+            "implement `for_split(split)` returning the logger of that split."
+        )
 
     @abstractmethod
     def truncate_to(self, positions: Mapping[str, Any]) -> None:

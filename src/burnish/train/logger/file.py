@@ -30,7 +30,7 @@ from burnish.train.logger.epoch_aggregates import (
     read_aggregates,
     write_aggregates,
 )
-from burnish.train.logger.numeric_lines import count_lines, line_offset, read_chunks
+from burnish.train.logger.numeric_lines import count_lines, line_offset, read_chunks, read_final
 from burnish.train.metric.base import NumericEntry
 
 __all__ = ["EPOCH_PREFIX", "NAMES_FILE", "FileMetricLogger"]
@@ -93,6 +93,13 @@ class FileMetricLogger(MetricLogger):
         logger = cls(directory)
         logger._eval = True
         return logger
+
+    def for_split(self, split: str) -> FileMetricLogger:
+        """A logger of `<directory>/<split>`: Burn main's `FileMetricLogger::new(artifact_dir)`
+        given to `with_metric_logger` writes `<artifact_dir>/train/epoch-N/<Metric>.log`."""
+        return FileMetricLogger(
+            self.directory / str(getattr(split, "value", split)), self.max_buffered_lines
+        )
 
     # ---------------------------------------------------------------- paths
     def epoch_directory(self, epoch: int) -> Path:
@@ -188,8 +195,17 @@ class FileMetricLogger(MetricLogger):
         self._counts = {}
 
     def log_aggregates(self, epoch: int, aggregates: Mapping[str, MetricAggregate]) -> None:
-        """Write `epoch-N/aggregates.json` atomically (nothing if no metric logged a line)."""
+        """End each metric's log of `epoch` with its epoch value, `value,final` (as Burn main
+        does), then write `epoch-N/aggregates.json` atomically (nothing if no metric logged a
+        line). The learner calls it right after `end_epoch(epoch)`."""
         check_epoch(epoch)
+        if epoch == self._epoch:  # still open: its lines go first
+            self._close_files()
+        for name, aggregate in aggregates.items():
+            if aggregate.lines:
+                final = NumericEntry(aggregate.value, 0, final=True).serialize()
+                with open(self.file_path(name, epoch), "a", encoding="utf-8", newline="\n") as file:
+                    file.write(final + "\n")
         if any(aggregate.lines for aggregate in aggregates.values()):
             write_aggregates(self.aggregates_path(epoch), epoch, aggregates)
 
@@ -270,7 +286,8 @@ class FileMetricLogger(MetricLogger):
 
     # ---------------------------------------------------------------- reading
     def read_numeric(self, name: str, epoch: int) -> list[NumericEntry]:
-        """Every entry of metric `name` in `epoch`, including lines still buffered.
+        """Every iteration entry of metric `name` in `epoch`, including lines still buffered
+        (the epoch's `value,final` line is not one: see `read_final`).
 
         An unterminated last line (a write cut short by a crash) is ignored.
 
@@ -295,6 +312,18 @@ class FileMetricLogger(MetricLogger):
             self._write(name)
             self._files[name].flush()
         return read_chunks(self.file_path(name, epoch))
+
+    def read_final(self, name: str, epoch: int) -> float | None:
+        """The value of the `value,final` line ending metric `name`'s log of `epoch` (Burn
+        main's epoch value; `read_numeric` leaves that line out); None if there is none.
+
+        Raises:
+            ValueError: if the last line ends in `,final` but holds no number.
+        """
+        check_epoch(epoch)
+        if epoch == self._epoch and name in self._files:
+            return None  # an open epoch has no final line yet
+        return read_final(self.file_path(name, epoch))
 
     # ---------------------------------------------------------------- resume
     def positions(self, epoch: int | None = None) -> LoggerPositions:

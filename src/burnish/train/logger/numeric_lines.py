@@ -1,5 +1,10 @@
 """Reading Burn's per-iteration metric logs (`value,count` a line) in constant memory.
 
+Burn main ends each epoch's log with the metric's epoch value, `value,final`
+(`NumericEntry::Final`); so does burnish. That line is no iteration: `read_chunks` and
+`count_entries` leave it out, and `read_final` reads it (from the file's end: Burn takes it
+only when it is the last line, `NumericMetricsAggregate::aggregate`).
+
 A log is read in blocks of `CHUNK_BYTES`; each block's complete lines are parsed at once by
 NumPy into two arrays (values, counts), so memory does not grow with the number of lines and no
 Python object is made per value. A block of well-formed `value,count` lines is parsed by
@@ -23,6 +28,7 @@ import numpy as np
 from burnish.train.logger.base import DamagedLogError
 from burnish.train.logger.epoch_aggregates import EntryStats
 from burnish.train.metric.base import NumericEntry
+from burnish.train.metric.numeric_text import FINAL_TAG
 
 __all__ = [
     "CHUNK_BYTES",
@@ -33,6 +39,7 @@ __all__ = [
     "line_offset",
     "mean_of_entries",
     "read_chunks",
+    "read_final",
 ]
 
 CHUNK_BYTES = 1 << 20
@@ -80,9 +87,28 @@ def read_chunks(path: str | os.PathLike, chunk_bytes: int = CHUNK_BYTES) -> Iter
 
 
 def _parse(data: bytes, path: Path, lines_before: int, seen: bool) -> Chunk:
-    """The entries of `data`, complete lines (it ends with a newline)."""
-    fast = _parse_fast(data)
+    """The iteration entries of `data`, complete lines (it ends with a newline)."""
+    body = _without_final_line(data)
+    if not body.strip(b"\n"):
+        return np.empty(0, dtype=np.float64), np.empty(0, dtype=np.int64)
+    fast = None if _FINAL in body else _parse_fast(body)
     return fast if fast is not None else _parse_slowly(data, path, lines_before, seen)
+
+
+_FINAL = b"," + FINAL_TAG.encode()
+
+
+def _without_final_line(data: bytes) -> bytes:
+    """`data` without its last line if that is a well-formed `value,final` line."""
+    start = data.rfind(b"\n", 0, len(data) - 1) + 1
+    last = data[start:-1]
+    if not last.endswith(_FINAL):
+        return data
+    try:
+        float(last[: -len(_FINAL)])
+    except ValueError:  # left to the line-by-line parser, which names the line
+        return data
+    return data[:start]
 
 
 def _parse_fast(data: bytes) -> Chunk | None:
@@ -133,6 +159,8 @@ def _parse_slowly(data: bytes, path: Path, lines_before: int, seen: bool) -> Chu
                 f"Line {number} of {path} is not a numeric entry ('value,count'): {line!r} "
                 f"({error}). Only numeric metrics can be read back; check the metric name."
             ) from error
+        if entry.final:  # the epoch's value, not an iteration (see `read_final`)
+            continue
         values.append(float(entry.value))
         counts.append(entry.count)
     return np.array(values, dtype=np.float64), np.array(counts, dtype=np.int64)
@@ -188,8 +216,41 @@ def count_entries(path: str | os.PathLike, chunk_bytes: int = CHUNK_BYTES) -> in
             if data:  # it starts at a line's start: an empty line is a newline after a newline
                 newlines = np.frombuffer(data, dtype=np.uint8) == _NEWLINE
                 empty = int(newlines[0]) + int(np.count_nonzero(newlines[1:] & newlines[:-1]))
-                found += int(np.count_nonzero(newlines)) - empty
+                found += int(np.count_nonzero(newlines)) - empty - data.count(_FINAL + b"\n")
     return found
+
+
+def read_final(path: str | os.PathLike, tail_bytes: int = 4096) -> float | None:
+    """The value of the `value,final` line that ends the log at `path`, as Burn reads it.
+
+    Only the last complete line counts (an unterminated one, a write cut short, is ignored);
+    None if it is not a final line or the file is missing or empty. Reads from the file's end.
+
+    Raises:
+        ValueError: if the last line ends in `,final` but its value is not a number.
+    """
+    try:
+        file = open(path, "rb")  # noqa: SIM115
+    except FileNotFoundError:
+        return None
+    with file:
+        size = file.seek(0, os.SEEK_END)
+        while True:  # a longer tail until the last complete line is whole in it
+            start = max(0, size - tail_bytes)
+            file.seek(start)
+            data = file.read(size - start)
+            complete = data[: data.rfind(b"\n") + 1].rstrip(b"\n")
+            if start == 0 or b"\n" in complete:
+                break
+            tail_bytes *= 2
+    line = complete[complete.rfind(b"\n") + 1 :]
+    if not line.endswith(_FINAL):
+        return None
+    text = line.decode("utf-8", errors="replace")
+    try:
+        return float(NumericEntry.deserialize(text).value)
+    except ValueError as error:
+        raise ValueError(f"The last line of {path} is not a final entry: {error}") from None
 
 
 def count_lines(path: str | os.PathLike, chunk_bytes: int = CHUNK_BYTES) -> int:

@@ -38,6 +38,8 @@ import math
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
+from burnish.train.metric.numeric_text import FINAL_TAG, display_f64
+
 if TYPE_CHECKING:
     import torch
 
@@ -81,41 +83,53 @@ class MetricMetadata:
 class NumericEntry:
     """One iteration's value of a numeric metric and the number of items it covers.
 
-    Burn's aggregated `NumericEntry`: a log line is `"{value},{count}"`. The epoch value is the
-    metric's own (`Numeric.value()` at the epoch's end, docs/metrics.md), not always the
-    count-weighted mean of its lines (it is not for perplexity, precision, padded accuracy).
+    Burn's `NumericEntry`: a log line is `"{value},{count}"` (`Aggregated`), and the line that
+    ends an epoch is `"{value},final"` (`Final`: the metric's epoch value, which readers take
+    instead of averaging the lines; `final=True`, `count` 0). Values are written as Rust writes
+    an `f64` (`numeric_text.display_f64`). The epoch value is the metric's own
+    (`Numeric.value()` at the epoch's end, docs/metrics.md), not always the count-weighted mean
+    of its lines (it is not for perplexity, precision, padded accuracy).
 
     Attributes:
         value: the batch value: a 0-dim tensor on the item's device (never read back by the
             metric) or a host float for host-side metrics (learning rate, CPU use).
-        count: the number of items the value covers (the batch size), a host int.
+        count: the number of items the value covers (the batch size), a host int; 0 for a
+            final entry.
+        final: whether this is the epoch's final value (Burn's `NumericEntry::Final`).
     """
 
     value: torch.Tensor | float
     count: int
+    final: bool = False
 
     def serialize(self) -> str:
-        """`"{value},{count}"`; reads `value` back from the device if it is a tensor."""
-        return f"{float(self.value)!r},{self.count}"
+        """`"{value},{count}"`, or `"{value},final"` for a final entry, as Burn writes them;
+        reads `value` back from the device if it is a tensor."""
+        value = display_f64(float(self.value))
+        return f"{value},{FINAL_TAG}" if self.final else f"{value},{self.count}"
 
     @classmethod
     def deserialize(cls, text: str) -> NumericEntry:
-        """Parse `"{value},{count}"` (or a lone `"{value}"`, count 1) into a host entry.
+        """Parse `"{value},{count}"`, `"{value},final"` or a lone `"{value}"` (count 1), as
+        Burn's `NumericEntry::deserialize` does, into a host entry.
 
         Raises:
-            ValueError: if `text` is not one or two comma-separated numbers.
+            ValueError: if `text` is not one of those forms (the count an int >= 0).
         """
         parts = text.strip().split(",")
         try:
             if len(parts) == 1:
                 return cls(float(parts[0]), 1)
-            if len(parts) == 2:
+            if len(parts) == 2 and parts[1] == FINAL_TAG:
+                return cls(float(parts[0]), 0, final=True)
+            if len(parts) == 2 and int(parts[1]) >= 0:
                 return cls(float(parts[0]), int(parts[1]))
         except ValueError:
             pass
         raise ValueError(
-            "A numeric entry must be `value,count` (a float and an int) or a lone float. "
-            f"Received: {text!r}. Check that the metric log was written by burnish."
+            "A numeric entry must be `value,count` (a float and an int >= 0), `value,final` "
+            f"or a lone float. Received: {text!r}. Check that the metric log was written by "
+            "burnish or Burn, and that the metric is numeric."
         )
 
 

@@ -3,8 +3,9 @@
 Checkpointing and early-stopping strategies ask the store questions such as "which epoch had the
 lowest validation loss?". The store reads the answer from the split's metric loggers and caches
 each epoch's value: the metric's own epoch value, which the learner wrote once at the epoch's end
-(`MetricLogger.read_aggregates`); for epochs without one (runs written before burnish kept
-aggregates), the count-weighted mean of the epoch's log lines, as Burn computes it.
+(`MetricLogger.read_aggregates`); for epochs without one, the `value,final` line that ends the
+epoch's log (runs written by Burn main, `MetricLogger.read_final`); else (Burn ≤ 0.21, older
+burnish runs) the count-weighted mean of the epoch's log lines, as Burn computes it.
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ def metric_name(metric: Any) -> str:
 
 
 def aggregate_entries(entries: Iterable[NumericEntry], aggregate: Aggregate) -> float | None:
-    """Reduce an epoch's entries: `sum(value * count) / sum(count)` (None if there are none).
+    """Reduce an epoch's entries: the value of a final entry ending them (Burn main's
+    `value,final`), else `sum(value * count) / sum(count)` (None if there are none).
 
     The mean is weighted by each batch's item count, so a short last batch counts for what it
     holds (Burn's `NumericMetricsAggregate::aggregate`).
@@ -96,7 +98,12 @@ def aggregate_entries(entries: Iterable[NumericEntry], aggregate: Aggregate) -> 
     Aggregate.parse(aggregate)
     total = 0.0
     count = 0
+    entries = list(entries)
+    if entries and entries[-1].final:  # Burn: "the last line is always the true epoch value"
+        return float(entries[-1].value)
     for entry in entries:
+        if entry.final:
+            continue
         total += float(entry.value) * entry.count
         count += entry.count
     return total / count if count > 0 else None
@@ -240,6 +247,9 @@ class MetricStore:
                 found = _find_aggregate(_read_aggregates(logger, epoch, self._reported), name)
                 if found is not None:
                     return found.value
+                final = logger.read_final(name, epoch)  # Burn main's `value,final` line
+                if final is not None:
+                    return final
             mean, lines = mean_of_entries(logger.read_numeric_chunks(name, epoch))
             if lines:  # the first logger with entries answers
                 return mean
