@@ -112,3 +112,24 @@ def test_bad_input():
         strategy(1).load_record({"best": 1})
     with pytest.raises(ValueError, match=r"`epoch` must be an int >= 1"):
         strategy(1).should_stop(0, MetricStore())
+
+
+def test_warmup_in_burns_idiom():
+    # Burn: MetricEarlyStoppingStrategy::new(&LossMetric::new(), Aggregate::Mean,
+    #     Direction::Lowest, Split::Train, StoppingCondition::NoImprovementSince { n_epochs: 1 })
+    #     .with_warmup_epochs(Some(3)); then `strategy.warmup_epochs()`.
+    from burnish.train.metric import LossMetric
+
+    early_stopping = MetricEarlyStoppingStrategy(
+        LossMetric(),
+        Aggregate.MEAN,
+        Direction.LOWEST,
+        Split.TRAIN,
+        StoppingCondition.no_improvement_since(n_epochs=1),
+    )
+    assert early_stopping.warmup_epochs() is None  # Burn's getter: None until set
+    early_stopping = early_stopping.with_warmup_epochs(3)
+    assert early_stopping.warmup_epochs() == 3
+    epochs = [[1.0], [2.0], [3.0], [4.0]]
+    assert decisions(early_stopping, epochs) == [False, False, False, True]
+    assert early_stopping.with_warmup_epochs(None).warmup_epochs() is None

@@ -108,13 +108,19 @@ class MetricEarlyStoppingStrategy(EarlyStoppingStrategy):
         self.direction = Direction.parse(direction)
         self.split = Split.parse(split)
         self.condition = condition
-        self.warmup_epochs = _check_warmup(warmup_epochs)
+        self._warmup_epochs = _check_warmup(warmup_epochs)
         self.best_epoch = 1
         self.best_value: float | None = None
 
+    def warmup_epochs(self) -> int | None:
+        """The warm-up: epochs `1..n` never stop training; None when there is none (Burn's
+        getter `warmup_epochs()`)."""
+        return self._warmup_epochs
+
     def with_warmup_epochs(self, warmup_epochs: int | None) -> MetricEarlyStoppingStrategy:
-        """Set the warm-up (epochs that never stop training); returns the strategy."""
-        self.warmup_epochs = _check_warmup(warmup_epochs)
+        """Set the warm-up (epochs that never stop training; Burn's
+        `with_warmup_epochs(Some(n))` is `with_warmup_epochs(n)`); returns the strategy."""
+        self._warmup_epochs = _check_warmup(warmup_epochs)
         return self
 
     def should_stop(self, epoch: int, store: MetricFinder) -> bool:
@@ -134,7 +140,7 @@ class MetricEarlyStoppingStrategy(EarlyStoppingStrategy):
             log.info("New best epoch %d: %s = %s", epoch, self.metric_name, value)
             self.best_epoch, self.best_value = epoch, value
             return False
-        if self.warmup_epochs is not None and epoch <= self.warmup_epochs:
+        if self._warmup_epochs is not None and epoch <= self._warmup_epochs:
             return False
         stop = epoch - self.best_epoch >= self.condition.n_epochs
         if stop:
@@ -182,7 +188,7 @@ class MetricEarlyStoppingStrategy(EarlyStoppingStrategy):
         return (
             f"MetricEarlyStoppingStrategy({self.metric_name!r}, {self.aggregate}, "
             f"{self.direction}, Split.{self.split.name}, {self.condition}, "
-            f"warmup_epochs={self.warmup_epochs})"
+            f"warmup_epochs={self._warmup_epochs})"
         )
 
 
