@@ -262,7 +262,64 @@ def test_learner_summary_has_train_valid_and_test_rows(tmp_path):
     assert len(losses) >= 2
 
 
-def test_the_renderer_base_is_burns_trait_pair():
+@row("AsyncCheckpointer::new(FileCheckpointer::new(..)) (what with_file_checkpointer builds)")
+def test_file_checkpointer_writes_in_the_background(tmp_path):
+    import threading
+
+    from burnish.train.checkpoint import AsyncCheckpointer
+
+    writer, threads = AsyncCheckpointer(), []
+    writer.submit("epoch-1", lambda: threads.append(threading.current_thread()))
+    writer.wait()
+    assert threads and threads[0] is not threading.current_thread()  # off the loop's thread
+    train, valid = tiny_loaders()
+    (
+        LearnerBuilder(tmp_path)
+        .with_file_checkpointer(CompactRecorder())
+        .renderer(CliMetricsRenderer())
+        .num_epochs(1)
+        .build(Mlp(), SgdConfig().init(), 0.05)
+        .fit(train, valid)
+    )
+    epoch = tmp_path / "checkpoint" / "epoch-1"
+    names = {path.name.split(".")[0] for path in epoch.iterdir()}
+    assert {"model", "optim", "scheduler", "COMMIT"} <= names  # Burn's three records, committed
+
+
+@row("TuiMetricsRenderer, CliMetricsRenderer")
+def test_renderers(tmp_path, capsys):
+    from burnish.train.renderer import TuiMetricsRenderer
+
+    assert issubclass(TuiMetricsRenderer, MetricsRenderer)
     assert issubclass(CliMetricsRenderer, MetricsRenderer)
     with pytest.raises(TypeError):
-        LearnerBuilder("unused").renderer(object())
+        LearnerBuilder(tmp_path).renderer(object())  # neither a renderer nor Burn's traits
+    train, valid = tiny_loaders()
+    (
+        LearnerBuilder(tmp_path)
+        .metric_valid_numeric(LossMetric())
+        .renderer(CliMetricsRenderer())
+        .num_epochs(1)
+        .build(Mlp(), SgdConfig().init(), 0.05)
+        .fit(train, valid)
+    )
+    assert "[valid] epoch 1/1" in capsys.readouterr().out
+
+
+@row("FileMetricLogger, InMemoryMetricLogger")
+def test_file_and_in_memory_metric_loggers(tmp_path):
+    from burnish.train.logger import FileMetricLogger
+    from burnish.train.metric import NumericEntry
+
+    for logger in (FileMetricLogger(tmp_path / "train"), InMemoryMetricLogger()):
+        logger.log("Loss", 1, [NumericEntry(0.5, 32), NumericEntry(0.25, 32)])
+        logger.end_epoch(1)
+        logger.log("Loss", 2, [NumericEntry(0.125, 16)])
+        logger.end_epoch(2)
+        assert [e.value for e in logger.read_numeric("Loss", 1)] == [0.5, 0.25]
+        assert [e.value for e in logger.read_numeric("Loss", 2)] == [0.125]
+    assert (tmp_path / "train" / "epoch-1" / "Loss.log").exists()  # Burn's layout
+    evaluation = FileMetricLogger.new_eval(tmp_path / "test" / "mnist")
+    evaluation.log("Loss", 1, [NumericEntry(0.5, 8)])
+    evaluation.end_epoch(1)
+    assert (tmp_path / "test" / "mnist" / "Loss.log").exists()  # no epoch directory
