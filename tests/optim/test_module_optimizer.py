@@ -308,13 +308,20 @@ def test_a_group_that_matches_nothing_is_refused_at_the_first_step():
         ModuleOptimizer(AdamWConfig()).step(scheduler.step(), model, grads)
 
 
-def test_a_plain_optimizer_refuses_a_rate_per_group():
-    model = TinyLm()
+def test_a_plain_optimizer_applies_a_rate_per_group():
+    """Burn main's `init()` is a `ModuleOptimizer`: a plain burnish optimizer takes a
+    `ModuleLearningRate` too, each group at its rate (it raised `TypeError` before)."""
     lr = ModuleLrScheduler(1e-3).with_group(HEAD, 1e-2).step()
-    grads = GradientsParams.from_grads(bn.backward(_loss(model, 1)), model)
-    with pytest.raises(TypeError, match=r"a learning rate per parameter group.*ModuleOptimizer"):
-        AdamWConfig().init().step(lr, model, grads)
+    models = []
+    for optim in (AdamWConfig().init(), ModuleOptimizer(AdamWConfig())):
+        model = TinyLm()
+        grads = GradientsParams.from_grads(bn.backward(_loss(model, 1)), model)
+        models.append(optim.step(lr, model, grads))
+    for name, tensor in models[1].state_dict().items():
+        assert torch.equal(models[0].state_dict()[name], tensor), name
     # One group only: it is the one rate, as Burn's ModuleLearningRate::from(f64).
+    model = models[0]
+    grads = GradientsParams.from_grads(bn.backward(_loss(model, 1)), model)
     model = AdamWConfig().init().step(ModuleLrScheduler(1e-3).step(), model, grads)
 
 

@@ -71,8 +71,8 @@ class ModuleLrScheduler(LrScheduler):
     """One scheduler for every parameter, others for groups of them (`with_group`).
 
     `step()` steps every scheduler once and returns a `ModuleLearningRate`. The learner
-    accepts it wherever a scheduler goes; with several groups the optimizer must be a
-    `ModuleOptimizer` (a plain one refuses a rate per group).
+    accepts it wherever a scheduler goes, with any optimizer: each parameter steps at its
+    group's rate (a plain optimizer from `init()` applies them as Burn's `ModuleOptimizer`).
 
     Args:
         scheduler: the base scheduler (a scheduler, a scheduler config, or a float).

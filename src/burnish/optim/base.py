@@ -83,7 +83,13 @@ class Optimizer(ABC):
         return self._step(lr, model, grads, None)
 
     def _step(self, lr: float, model: M, grads: GradientsParams, found_inf: Tensor | None) -> M:
-        """`step`, skipped where `found_inf` (a device flag from `GradScaler`) is nonzero."""
+        """`step`, skipped where `found_inf` (a device flag from `GradScaler`) is nonzero.
+
+        A `ModuleLearningRate` with a rate per group (from `ModuleLrScheduler.with_group`)
+        is applied group by group, as Burn's `init()` (a `ModuleOptimizer`) does.
+        """
+        if type(lr) is not float and len(getattr(lr, "lrs", ())) > 1:
+            return self._as_module_optimizer()._step(lr, model, grads, found_inf)
         if not (isinstance(lr, Tensor) and torch.compiler.is_compiling()):
             lr = _check_lr(lr)  # a compiled step passes a device tensor: no recompile per value
         if not isinstance(grads, GradientsParams):
@@ -175,6 +181,18 @@ class Optimizer(ABC):
 
         return ModuleOptimizer(self).with_group(group, optim, grad_clipping)
 
+    def _as_module_optimizer(self) -> ModuleOptimizer:
+        """This optimizer as the only group of a `ModuleOptimizer` (made once): the same
+        state, clipping and updates, with a rate per lr group (Burn: `ModuleOptimizer::from`).
+        """
+        from burnish.optim.module_optimizer import ModuleOptimizer
+
+        view = self.__dict__.get("_module_view")
+        if view is None:
+            view = self.__dict__["_module_view"] = ModuleOptimizer(self)
+        view._clipping[0] = self.grad_clipping  # may have changed since (with_grad_clipping)
+        return view
+
     def _drop_state(self, names: set[str]) -> None:
         """Forget the state of the parameters `names` (their next step starts afresh)."""
         for name in names:
@@ -189,6 +207,7 @@ class Optimizer(ABC):
         """For pickling (and `copy`): the state without the weak references to modules."""
         state = dict(self.__dict__)
         state["_owners"], state["_module"] = {}, None  # the next module stepped takes it
+        state.pop("_module_view", None)  # made again on demand (it refers back to self)
         return state
 
     # -- subclass interface ----------------------------------------------------------------
