@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name is imported o
         PrecisionMetric,
         RecallMetric,
     )
+    from burnish.train.metric.cpu_temperature import CpuTemperature
     from burnish.train.metric.error_rate import CerInput, CharErrorRate, WerInput, WordErrorRate
     from burnish.train.metric.hamming import HammingScore, HammingScoreInput
     from burnish.train.metric.learning_rate import LearningRateMetric
@@ -90,6 +91,7 @@ _LAZY = {
     "ClassReduction": "burnish.train.metric.classification",
     "ConfusionStatsInput": "burnish.train.metric.classification",
     "CpuMemory": "burnish.train.metric.system",
+    "CpuTemperature": "burnish.train.metric.cpu_temperature",
     "CpuUse": "burnish.train.metric.system",
     "CudaMetric": "burnish.train.metric.system",
     "FBetaScoreMetric": "burnish.train.metric.classification",
@@ -158,6 +160,7 @@ __all__ = [
     "CharErrorRate",
     "ClassReduction",
     "CpuMemory",
+    "CpuTemperature",
     "CpuUse",
     "CudaMetric",
     "DiceMetric",
