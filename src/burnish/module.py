@@ -32,6 +32,7 @@ from burnish.backend import device as parse_device
 from burnish.errors import RecordError
 from burnish.record.base import FileRecorder
 from burnish.record.store import ApplyResult, ModuleStore, load_from, save_into
+from burnish.record.store.module_record import ModuleRecord
 from burnish.record.tree import flatten
 
 __all__ = [
@@ -122,9 +123,10 @@ def same_parameters(first: nn.Module, second: nn.Module) -> bool:
     return token is not None and _LINEAGES.get(second) is token
 
 
-def into_record(module: nn.Module) -> dict[str, Any]:
-    """The module's record: its `state_dict` as a plain dict (detached, storage shared)."""
-    return dict(module.state_dict())
+def into_record(module: nn.Module) -> ModuleRecord:
+    """The module's record, Burn main's `ModuleRecord`: a dict (its `state_dict`, detached,
+    storage shared) that also `save(path)`s a Burnpack file Burn loads."""
+    return ModuleRecord.from_module(module)
 
 
 def load_record(module: M, record: Any, strict: bool = True) -> M:
@@ -144,6 +146,8 @@ def load_record(module: M, record: Any, strict: bool = True) -> M:
         RecordError: naming each missing or unexpected key and each shape or kind mismatch
             (actual vs expected), when `strict`.
     """
+    if isinstance(record, ModuleRecord) and record.needs_apply():
+        return record.apply_to(module)
     if not isinstance(record, dict):
         raise RecordError(
             f"A module record is a dict of tensors; received a {type(record).__name__}."
@@ -289,8 +293,8 @@ class Module(nn.Module):
         """An independent copy on `device`."""
         return fork(self, device)
 
-    def into_record(self) -> dict[str, Any]:
-        """The module's record (its state_dict as a plain dict)."""
+    def into_record(self) -> ModuleRecord:
+        """The module's record (a `ModuleRecord`: its state_dict, and `save(path)`)."""
         return into_record(self)
 
     def load_record(self: M, record: Any, strict: bool = True) -> M:

@@ -20,6 +20,7 @@ from burnish.record.store.apply_result import ApplyError, ApplyResult
 from burnish.record.store.base import ModuleStore
 from burnish.record.store.burnpack_store import BurnpackStore
 from burnish.record.store.filter import PathFilter
+from burnish.record.store.module_record import DTypePolicy, ModuleRecord
 from burnish.record.store.module_store import load_from, save_into
 from burnish.record.store.pytorch_store import PytorchStore
 from burnish.record.store.remapper import KeyRemapper
@@ -32,9 +33,11 @@ __all__ = [
     "BurnToPyTorchAdapter",
     "BurnpackStore",
     "ChainAdapter",
+    "DTypePolicy",
     "IdentityAdapter",
     "KeyRemapper",
     "ModuleAdapter",
+    "ModuleRecord",
     "ModuleStore",
     "PathFilter",
     "PyTorchToBurnAdapter",
