@@ -19,6 +19,7 @@ from burnish.backend import device as parse_device
 from burnish.train.accumulation import LR_STEPS, LrStep
 from burnish.train.checkpoint.resume import ResumeFrom
 from burnish.train.interrupter import Interrupter
+from burnish.train.logger.progress import TrainingProgressLogger, check_progress_logger
 from burnish.train.options import LearnerOptions
 from burnish.train.run_metrics import (
     check_ema_and_non_finite,
@@ -81,7 +82,8 @@ class TrainingBuilder:
         self._grads_accumulation: int | None = None
         self._lr_step: LrStep = "iteration"
         self._device: torch.device | None = None
-        self._renderer: MetricsRenderer | None = None
+        self._renderer: MetricsRenderer | Any = None
+        self._progress_logger: TrainingProgressLogger | Any = None
         self._loggers: dict[Split, MetricLogger] | None = None
         self._application_logger: ApplicationLoggerInstaller | Literal["default"] | None = _DEFAULT
         self._summary = False
@@ -590,14 +592,50 @@ class TrainingBuilder:
 
     # -- output ----------------------------------------------------------------------------
 
-    def renderer(self, renderer: MetricsRenderer) -> Self:
-        """Use this `MetricsRenderer` instead of the default (TUI in a terminal, else CLI)."""
+    def renderer(self, renderer: MetricsRenderer | Any) -> Self:
+        """Use this renderer instead of the default (TUI in a terminal, else CLI): a burnish
+        `MetricsRenderer`, or one written to Burn's traits (`update_train`, `update_split`, ...;
+        see `burnish.train.renderer.burn_trait`)."""
+        from burnish.train.renderer.burn_trait import as_metrics_renderer
+
+        as_metrics_renderer(renderer)  # a TypeError now for an object of neither kind
         self._renderer = renderer
         return self
 
-    def with_metric_logger(self, train: MetricLogger, valid: MetricLogger) -> Self:
-        """Use these metric loggers for the train and valid splits instead of files."""
-        self._loggers = {Split.TRAIN: train, Split.VALID: valid}
+    def with_progress_logger(self, logger: TrainingProgressLogger | Any) -> Self:
+        """Tell `logger` where the run is (Burn main's `TrainingProgressLogger`: `start`,
+        `start_split`, `update_split`, `end_split`, `update_epoch`, `end`), beside the renderer.
+
+        Raises:
+            TypeError: if `logger` has none of those methods.
+        """
+        check_progress_logger(logger, "update_split")
+        self._progress_logger = logger
+        return self
+
+    def with_metric_logger(self, logger: MetricLogger, valid: MetricLogger | None = None) -> Self:
+        """Log metric values to `logger` instead of the files of `train/` and `valid/`.
+
+        Burn main's form, `with_metric_logger(InMemoryMetricLogger())`, gives one logger every
+        split (it keeps them apart through `logger.for_split(split)`); the seeds' form,
+        `with_metric_logger(train_logger, valid_logger)`, gives one per split.
+
+        Raises:
+            TypeError: if a logger is not a `MetricLogger`, or one logger cannot serve both
+                splits (see `MetricLogger.for_split`).
+        """
+        from burnish.train.logger import MetricLogger
+
+        for given in (logger, valid):
+            if given is not None and not isinstance(given, MetricLogger):
+                raise TypeError(
+                    "`with_metric_logger` takes burnish.train.logger.MetricLogger instances "
+                    f"(e.g. InMemoryMetricLogger()). Received: {type(given).__name__}."
+                )
+        if valid is None:
+            self._loggers = {s: logger.for_split(s) for s in (Split.TRAIN, Split.VALID)}
+        else:
+            self._loggers = {Split.TRAIN: logger, Split.VALID: valid}
         return self
 
     def log_to(self, *loggers: ExperimentLogger, config: Any = None) -> Self:
@@ -722,6 +760,7 @@ class TrainingBuilder:
     def _options(self) -> LearnerOptions:
         from burnish.train.checkpoint import default_checkpointing_strategy
         from burnish.train.checkpoint.file import FileCheckpointer
+        from burnish.train.renderer.burn_trait import as_metrics_renderer
 
         checkpointer = None
         if self._recorder is not None:
@@ -757,7 +796,7 @@ class TrainingBuilder:
             num_epochs=self._epochs(),
             metrics={split: tuple(split_metrics) for split, split_metrics in metrics.items()},
             loggers=self._loggers,
-            renderer=self._renderer,
+            renderer=as_metrics_renderer(self._renderer, self._progress_logger),
             interrupter=self._interrupter,
             checkpointer=checkpointer,
             checkpointing_strategy=strategy,

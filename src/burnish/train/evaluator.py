@@ -35,10 +35,12 @@ from burnish.train.batch_check import model_device
 from burnish.train.data_adapter import NO_BATCH, DataAdapter
 from burnish.train.distributed import DistributedContext
 from burnish.train.interrupter import Interrupter
+from burnish.train.logger.progress import EvaluationProgressLogger, check_progress_logger
 from burnish.train.metric.base import Metric, MetricMetadata, Numeric
 from burnish.train.preemption import PreemptionSettings, PreemptionWatch
 from burnish.train.processor import MetricsProcessor, SplitMetrics
 from burnish.train.renderer.base import TrainingProgress
+from burnish.train.renderer.burn_trait import as_metrics_renderer
 from burnish.train.renderer.notebook import show_summary
 from burnish.train.session import enter_directory
 from burnish.train.split import Split
@@ -51,7 +53,13 @@ if TYPE_CHECKING:
     from burnish.train.renderer.base import MetricsRenderer
     from burnish.train.summary import LearnerSummary
 
-__all__ = ["EvaluationResult", "Evaluator", "EvaluatorBuilder", "evaluation_tag"]
+__all__ = [
+    "EvaluationResult",
+    "EvaluationResults",
+    "Evaluator",
+    "EvaluatorBuilder",
+    "evaluation_tag",
+]
 
 log = logging.getLogger("burnish.train")
 
@@ -97,6 +105,26 @@ class EvaluationResult:
     directory: Path
     items: int
     interrupted: bool = False
+    _renderer = None  # not a field: `dataclasses.asdict` stays the measured values
+
+    def manual_close(self) -> None:
+        """Burn's `evaluator.eval(..).manual_close()` (`eval` returns the renderer in Burn):
+        a renderer written to Burn's trait gets its `manual_close`; burnish's renderers closed
+        with the evaluation, so there is nothing to wait for."""
+        if self._renderer is not None:
+            self._renderer.manual_close()
+
+
+class EvaluationResults(list[EvaluationResult]):
+    """`eval_all`'s results, one per data set; also the renderer's handle, as Burn's `eval_all`
+    returns the renderer: `manual_close()` (see `EvaluationResult.manual_close`)."""
+
+    renderer: MetricsRenderer | None = None
+
+    def manual_close(self) -> None:
+        """The renderer's `manual_close` (Burn: `renderer.manual_close()` after `eval_all`)."""
+        if self.renderer is not None:
+            self.renderer.manual_close()
 
 
 class EvaluatorBuilder:
@@ -122,7 +150,8 @@ class EvaluatorBuilder:
     def __init__(self, directory: str | os.PathLike) -> None:
         self._directory = Path(directory)
         self._metrics: list[Metric] = []
-        self._renderer: MetricsRenderer | None = None
+        self._renderer: MetricsRenderer | Any = None
+        self._progress_logger: EvaluationProgressLogger | Any = None
         self._application_logger: ApplicationLoggerInstaller | Literal["default"] | None = _DEFAULT
         self._summary = False
         self._interrupter = Interrupter()
@@ -166,9 +195,23 @@ class EvaluatorBuilder:
         self._metrics.append(metric)
         return self
 
-    def renderer(self, renderer: MetricsRenderer) -> Self:
-        """Use this `MetricsRenderer` instead of the default (TUI in a terminal, else CLI)."""
+    def renderer(self, renderer: MetricsRenderer | Any) -> Self:
+        """Use this renderer instead of the default (TUI in a terminal, else CLI): a burnish
+        `MetricsRenderer` or one written to Burn's traits (`update_test`, ...)."""
+        as_metrics_renderer(renderer)  # a TypeError now for an object of neither kind
         self._renderer = renderer
+        return self
+
+    def with_progress_logger(self, logger: EvaluationProgressLogger | Any) -> Self:
+        """Tell `logger` where the evaluation is (Burn main's `EvaluationProgressLogger`:
+        `start_global_progress`, `start_test`, `update_test_progress`, `end_test`,
+        `end_global_progress`), beside the renderer.
+
+        Raises:
+            TypeError: if `logger` has no `update_test_progress` method.
+        """
+        check_progress_logger(logger, "update_test_progress")
+        self._progress_logger = logger
         return self
 
     def with_metric_logger(self, logger: MetricLogger) -> Self:
@@ -215,7 +258,7 @@ class EvaluatorBuilder:
             model,
             self._directory,
             list(self._metrics),
-            renderer=self._renderer,
+            renderer=as_metrics_renderer(self._renderer, self._progress_logger),
             application_logger=installer,
             summary=self._summary,
             interrupter=self._interrupter,
@@ -281,7 +324,7 @@ class Evaluator:
 
     def eval_all(
         self, datasets: Iterable[tuple[str, Any]] | Mapping[str, Any]
-    ) -> list[EvaluationResult]:
+    ) -> EvaluationResults:
         """Evaluate the model on several named data loaders in turn (Burn's `eval_all`).
 
         Args:
@@ -309,14 +352,16 @@ class Evaluator:
         if context.device is not None:
             self.model.to(context.device)
         prepare_artifact_dir(self.directory, context)
-        results = []
+        results = EvaluationResults()
         watch = PreemptionWatch(PreemptionSettings(), self.interrupter)  # SIGTERM
         with self._session(context), watch.catch():
+            self._renderer.start_evaluation(len(named))
             for name, tag, loader in named:
                 results.append(self._eval(context, name, tag, loader))
                 if self.interrupter.should_stop():
                     break
             watch.end_evaluation(context, results)  # raises `Preempted` after a signal
+        results.renderer = self._renderer
         if self.show_summary and context.is_main:
             summary = self.summary()
             if summary is not None:
@@ -367,7 +412,9 @@ class Evaluator:
         items = _items(adapter, iteration, context)
         shown = " | ".join(f"{k} {v:.4g}" for k, v in values.items())
         log.info("Evaluation %r on %d items: %s", name, items, shown or "no numeric metric")
-        return EvaluationResult(name, values, directory, items, interrupted)
+        result = EvaluationResult(name, values, directory, items, interrupted)
+        object.__setattr__(result, "_renderer", self._renderer)  # frozen: set once, here
+        return result
 
     def _metric_logger(self, context: DistributedContext, directory: Path) -> MetricLogger:
         from burnish.train.logger import FileMetricLogger, InMemoryMetricLogger

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name is imported o
     from burnish.train.logger.file import FileMetricLogger
     from burnish.train.logger.in_memory import InMemoryMetricLogger
     from burnish.train.logger.mlflow_logger import MlflowLogger
+    from burnish.train.logger.progress import EvaluationProgressLogger, TrainingProgressLogger
     from burnish.train.logger.tensorboard_logger import TensorBoardLogger
     from burnish.train.logger.tracker import ExperimentLogger, ResumePosition, RunInfo
     from burnish.train.logger.wandb_logger import WandbLogger
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name is imported o
 _LAZY = {
     "ApplicationLoggerInstaller": "burnish.train.logger.application",
     "CsvLogger": "burnish.train.logger.csv_logger",
+    "EvaluationProgressLogger": "burnish.train.logger.progress",
     "ExperimentLogger": "burnish.train.logger.tracker",
     "FileApplicationLoggerInstaller": "burnish.train.logger.application",
     "FileMetricLogger": "burnish.train.logger.file",
@@ -35,6 +37,7 @@ _LAZY = {
     "ResumePosition": "burnish.train.logger.tracker",
     "RunInfo": "burnish.train.logger.tracker",
     "TensorBoardLogger": "burnish.train.logger.tensorboard_logger",
+    "TrainingProgressLogger": "burnish.train.logger.progress",
     "WandbLogger": "burnish.train.logger.wandb_logger",
     "metric_file_stem": "burnish.train.logger.base",
 }
@@ -42,6 +45,7 @@ _LAZY = {
 __all__ = [
     "ApplicationLoggerInstaller",
     "CsvLogger",
+    "EvaluationProgressLogger",
     "ExperimentLogger",
     "FileApplicationLoggerInstaller",
     "FileMetricLogger",
@@ -52,6 +56,7 @@ __all__ = [
     "ResumePosition",
     "RunInfo",
     "TensorBoardLogger",
+    "TrainingProgressLogger",
     "WandbLogger",
     "metric_file_stem",
 ]

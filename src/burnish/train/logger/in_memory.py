@@ -34,7 +34,16 @@ class InMemoryMetricLogger(MetricLogger):
 
     def __init__(self) -> None:
         self.values: dict[str, dict[int, list[str]]] = {}
+        self.splits: dict[str, InMemoryMetricLogger] = {}
+        """The loggers of each split, when this one serves every split (`for_split`)."""
         self._epoch: int | None = None
+
+    def for_split(self, split: str) -> InMemoryMetricLogger:
+        """The logger of `split` (created on first use), kept in `splits`: Burn main's
+        `with_metric_logger(InMemoryMetricLogger::new())` gives one logger every split, and
+        `read_numeric(name, epoch, split)` reads each back."""
+        key = str(getattr(split, "value", split))
+        return self.splits.setdefault(key, InMemoryMetricLogger())
 
     def log(self, name: str, epoch: int, entries: Sequence[LoggedEntry]) -> None:
         """Append one serialised line per entry to metric `name` of `epoch`."""
@@ -51,8 +60,19 @@ class InMemoryMetricLogger(MetricLogger):
         """Mark `epoch` as done; the next epoch is `epoch + 1`."""
         self._epoch = check_epoch(epoch) + 1
 
-    def read_numeric(self, name: str, epoch: int) -> list[NumericEntry]:
-        """Every numeric entry of metric `name` in `epoch`; lines that do not parse are skipped."""
+    def read_numeric(self, name: str, epoch: int, split: str | None = None) -> list[NumericEntry]:
+        """Every numeric entry of metric `name` in `epoch`; lines that do not parse are skipped.
+
+        Args:
+            name: the metric's name.
+            epoch: the epoch, from 1.
+            split: with a logger that served every split (`for_split`), the split to read
+                (Burn's `read_numeric(name, epoch, split)`); None: this logger's own lines.
+        """
+        if split is not None:
+            key = str(getattr(split, "value", split))
+            child = self.splits.get(key)
+            return [] if child is None else child.read_numeric(name, epoch)
         entries = []
         for line in self.values.get(name, {}).get(epoch, []):
             try:

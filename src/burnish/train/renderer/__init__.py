@@ -7,6 +7,14 @@ notebook.
 """
 
 from burnish.train.renderer.base import MetricsRenderer, RenderSnapshot, TrainingProgress
+from burnish.train.renderer.burn_trait import (
+    BurnMetricsRenderer,
+    EvaluationName,
+    MetricDefinition,
+    MetricsRendererEvaluation,
+    MetricsRendererTraining,
+    MetricState,
+)
 from burnish.train.renderer.cli import CliMetricsRenderer
 from burnish.train.renderer.default import RENDERER_ENV, default_renderer
 from burnish.train.renderer.notebook import NotebookMetricsRenderer
@@ -15,8 +23,14 @@ from burnish.train.renderer.tui import TuiMetricsRenderer
 
 __all__ = [
     "RENDERER_ENV",
+    "BurnMetricsRenderer",
     "CliMetricsRenderer",
+    "EvaluationName",
+    "MetricDefinition",
+    "MetricState",
     "MetricsRenderer",
+    "MetricsRendererEvaluation",
+    "MetricsRendererTraining",
     "NotebookMetricsRenderer",
     "NullRenderer",
     "RenderSnapshot",

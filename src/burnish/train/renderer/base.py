@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from burnish.train.interrupter import Interrupter
 from burnish.train.split import Split, check_split
@@ -68,7 +68,23 @@ class RenderSnapshot:
     text: dict[str, str] = field(default_factory=dict)
 
 
-class MetricsRenderer(ABC):
+_BURN_METHODS = ("update_train", "update_valid", "update_test")
+
+
+class _RendererMeta(ABCMeta):
+    """`MetricsRenderer`'s metaclass: a subclass written to Burn's trait (it has Burn's
+    `update_train`/`update_valid`/`update_test` and not burnish's `render`) is not abstract:
+    `.renderer(obj)` drives it through `BurnMetricsRenderer`."""
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> Any:
+        cls = super().__new__(mcs, name, bases, namespace)
+        burn = any(callable(getattr(cls, method, None)) for method in _BURN_METHODS)
+        if burn and "render" in getattr(cls, "__abstractmethods__", ()):
+            cls.__abstractmethods__ = frozenset()
+        return cls
+
+
+class MetricsRenderer(metaclass=_RendererMeta):
     """Shows training progress and metrics; the learner drives it.
 
     Call order: `start` once, then per iteration `due()` and, only when it returns True,
@@ -102,14 +118,22 @@ class MetricsRenderer(ABC):
     def end_epoch(self, split: Split, epoch: int, values: dict[str, float]) -> None:
         """Record the final value of each numeric metric for one epoch of one split."""
 
-    def start_split(self, split: Split) -> None:  # noqa: B027 - optional
+    def start_split(self, split: Split) -> None:
         """`split`'s epoch begins now (a training epoch, or a validation, also one inside a
         training epoch): what `end_epoch` times it from (default: nothing)."""
 
-    def model_summary(self, summary: ModelSummary) -> None:  # noqa: B027 - optional
+    def start_evaluation(self, num_tests: int) -> None:
+        """An `Evaluator` starts evaluating `num_tests` data sets, each then begun by
+        `start_test` (Burn's `start_global_progress`; default: nothing)."""
+
+    def manual_close(self) -> None:
+        """Burn's `manual_close`: a renderer that stays open until its user closes it waits
+        here. burnish's renderers close with the run (default: nothing to wait for)."""
+
+    def model_summary(self, summary: ModelSummary) -> None:
         """Show the model's parameter summary before the first epoch (default: nothing)."""
 
-    def message(self, text: str) -> None:  # noqa: B027 - optional
+    def message(self, text: str) -> None:
         """Tell the user something outside a run's progress, e.g. that a resumed run is
         already complete, when the renderer is not started (default: nothing)."""
 
