@@ -203,3 +203,18 @@ def test_a_metric_written_to_burns_traits():
     assert NumericEntry.deserialize(entry.serialize()).value == pytest.approx(0.4)
     metric.clear()
     assert float(metric.value()) == 0.0
+
+
+@row("CpuTemperature::new()")
+def test_cpu_temperature(tmp_path):
+    from burnish.train.metric import CpuTemperature
+
+    zone = tmp_path / "class" / "thermal" / "thermal_zone0"
+    zone.mkdir(parents=True)
+    (zone / "temp").write_text("45500\n")  # millidegrees, as Linux writes them
+    metric = CpuTemperature(sysfs_root=tmp_path)
+    assert metric.name == "CPU Temperature"
+    assert value(metric, None) == pytest.approx(45.5)
+    with pytest.warns(RuntimeWarning, match="no CPU temperature sensor"):
+        missing = CpuTemperature(sysfs_root=tmp_path / "none")
+        assert math.isnan(value(missing, None))  # Burn logs NaN without a sensor

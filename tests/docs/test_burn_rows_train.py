@@ -323,3 +323,47 @@ def test_file_and_in_memory_metric_loggers(tmp_path):
     evaluation.log("Loss", 1, [NumericEntry(0.5, 8)])
     evaluation.end_epoch(1)
     assert (tmp_path / "test" / "mnist" / "Loss.log").exists()  # no epoch directory
+
+
+@row(".with_warmup_epochs(Some(3)), .warmup_epochs()")
+def test_early_stopping_waits_for_the_warmup_epochs(tmp_path):
+    train, valid = tiny_loaders()
+    strategy = MetricEarlyStoppingStrategy(
+        LossMetric(),
+        Aggregate.MEAN,
+        Direction.LOWEST,
+        Split.VALID,
+        StoppingCondition.no_improvement_since(n_epochs=1),
+    ).with_warmup_epochs(3)
+    assert strategy.warmup_epochs() == 3
+    result = (
+        LearnerBuilder(tmp_path)
+        .metric_valid_numeric(LossMetric())
+        .early_stopping(strategy)
+        .renderer(CliMetricsRenderer())
+        .num_epochs(6)
+        .build(Mlp(), SgdConfig().init(), 0.0)  # lr 0: no epoch improves on epoch 1
+        .fit(train, valid)
+    )
+    # Burn never stops during epochs 1..=3, and stops at 4 (4 - best epoch 1 >= 1).
+    assert result.epochs_completed == 4 and result.stopped_early
+
+
+@row("<Metric>.log: a value,count line per iteration (NumericEntry::Aggregated)")
+def test_metric_logs_have_burns_lines(tmp_path):
+    train, valid = tiny_loaders()
+    (
+        LearnerBuilder(tmp_path)
+        .metric_train_numeric(LossMetric())
+        .renderer(CliMetricsRenderer())
+        .num_epochs(1)
+        .build(Mlp(), SgdConfig().init(), 0.05)
+        .fit(train, valid)
+    )
+    lines = (tmp_path / "train" / "epoch-1" / "Loss.log").read_text().splitlines()
+    iterations = [line.split(",") for line in lines[:-1]]
+    assert len(iterations) == 4 and all(count == "32" for _, count in iterations)
+    value, final = lines[-1].split(",")
+    assert final == "final"  # Burn main's NumericEntry::Final ends the epoch
+    mean = sum(float(v) * int(n) for v, n in iterations) / 128
+    assert float(value) == pytest.approx(mean, rel=1e-6)  # the epoch's count-weighted mean
