@@ -8,7 +8,7 @@ from burnish.lr_scheduler.base import LrScheduler
 from burnish.lr_scheduler.composed import (
     ComposedLrScheduler,
     ComposedLrSchedulerConfig,
-    LrSchedulerConfig,
+    LrSchedulerConfigType,
     SchedulerReduction,
 )
 from burnish.lr_scheduler.constant import ConstantLr, as_scheduler
@@ -21,8 +21,10 @@ from burnish.lr_scheduler.exponential import (
     ExponentialLrSchedulerConfig,
 )
 from burnish.lr_scheduler.linear import LinearLrScheduler, LinearLrSchedulerConfig
+from burnish.lr_scheduler.module_config import ModuleLrSchedulerConfig
 from burnish.lr_scheduler.module_lr_scheduler import ModuleLearningRate, ModuleLrScheduler
 from burnish.lr_scheduler.noam import NoamLrScheduler, NoamLrSchedulerConfig
+from burnish.lr_scheduler.scheduler_config import LrSchedulerConfig
 from burnish.lr_scheduler.sequential import (
     SequentialLrScheduler,
     SequentialLrSchedulerConfig,
@@ -41,8 +43,10 @@ __all__ = [
     "LinearLrSchedulerConfig",
     "LrScheduler",
     "LrSchedulerConfig",
+    "LrSchedulerConfigType",
     "ModuleLearningRate",
     "ModuleLrScheduler",
+    "ModuleLrSchedulerConfig",
     "NoamLrScheduler",
     "NoamLrSchedulerConfig",
     "SchedulerReduction",

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from burnish.errors import RecordError
+
+if TYPE_CHECKING:
+    from burnish.optim.param_group import ParamGroup
 
 __all__ = ["LrScheduler", "check_record"]
 
@@ -28,6 +31,24 @@ class LrScheduler(ABC):
     @abstractmethod
     def load_record(self, record: dict[str, Any]) -> LrScheduler:
         """Resume from a record of `to_record`; returns self."""
+
+    def with_group(self, group: ParamGroup, scheduler: LrScheduler | float | Any) -> Any:
+        """A `ModuleLrScheduler` with this scheduler as the base and `scheduler` for `group`.
+
+        Burn main's scheduler configs `init()` into a `ModuleLrScheduler`, so Burn writes
+        `config.init()?.with_group(group, other)`; here `init()` gives the scheduler itself,
+        and this wraps it the same way.
+
+        Args:
+            group: the parameters (`ParamGroup.from_predicate("conv")`, ...).
+            scheduler: their schedule: a scheduler, a scheduler config or a float.
+
+        Returns:
+            A new `ModuleLrScheduler` (the learner and `ModuleOptimizer` take it).
+        """
+        from burnish.lr_scheduler.module_lr_scheduler import ModuleLrScheduler
+
+        return ModuleLrScheduler(self).with_group(group, scheduler)
 
 
 def check_record(record: Any, scheduler: LrScheduler, keys: tuple[str, ...]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from typing import Any, Union
 
-from burnish.config import config
+from burnish.config import config, is_config
 from burnish.errors import RecordError
 from burnish.lr_scheduler.base import LrScheduler, check_record
 from burnish.lr_scheduler.constant import ConstantLr
@@ -18,21 +18,25 @@ from burnish.lr_scheduler.step import StepLrSchedulerConfig
 __all__ = [
     "ComposedLrScheduler",
     "ComposedLrSchedulerConfig",
-    "LrSchedulerConfig",
+    "LrSchedulerConfigType",
     "SchedulerReduction",
     "build_children",
     "children_records",
     "load_children",
 ]
 
-# A child schedule: a float (constant learning rate) or one of the leaf scheduler configs.
-LrSchedulerConfig = Union[  # noqa: UP007 (config.py reads it at runtime)
+# A child schedule, the values of Burn's `LrSchedulerConfig` enum: a float (a constant
+# learning rate) or a scheduler config. The two composite configs are forward references,
+# resolved when a config is saved or loaded (SequentialLrSchedulerConfig is imported below).
+LrSchedulerConfigType = Union[
     float,
     LinearLrSchedulerConfig,
     CosineAnnealingLrSchedulerConfig,
     ExponentialLrSchedulerConfig,
     NoamLrSchedulerConfig,
     StepLrSchedulerConfig,
+    "ComposedLrSchedulerConfig",
+    "SequentialLrSchedulerConfig",
 ]
 
 
@@ -58,7 +62,7 @@ class ComposedLrSchedulerConfig:
         ...     .cosine(CosineAnnealingLrSchedulerConfig(1.0, 1000)))
     """
 
-    schedulers: list[LrSchedulerConfig] = []
+    schedulers: list[LrSchedulerConfigType] = []
     reduction: SchedulerReduction = SchedulerReduction.Prod
 
     def constant(self, lr: float) -> ComposedLrSchedulerConfig:
@@ -85,9 +89,21 @@ class ComposedLrSchedulerConfig:
         """A copy with a step schedule appended."""
         return ComposedLrSchedulerConfig([*self.schedulers, config], self.reduction)
 
+    def composed(self, config: ComposedLrSchedulerConfig) -> ComposedLrSchedulerConfig:
+        """A copy with a composed schedule appended (its rates reduced by its own reduction)."""
+        return ComposedLrSchedulerConfig([*self.schedulers, config], self.reduction)
+
     def init(self) -> ComposedLrScheduler:
-        """Build the scheduler (and every child; their errors propagate)."""
+        """Build the scheduler (and every child; their errors propagate).
+
+        Burn main's `init()` wraps it in a `ModuleLrScheduler`; this is the scheduler itself
+        (Burn's `build()`), which the learner takes as well: `.with_group(..)` wraps it.
+        """
         return ComposedLrScheduler(build_children(self.schedulers), self.reduction)
+
+    def build(self) -> ComposedLrScheduler:
+        """The scheduler itself (Burn's crate-internal `build`); the same as `init()`."""
+        return self.init()
 
 
 class ComposedLrScheduler(LrScheduler):
@@ -96,6 +112,25 @@ class ComposedLrScheduler(LrScheduler):
     def __init__(self, schedulers: list[LrScheduler], reduction: SchedulerReduction) -> None:
         self.schedulers = schedulers
         self.reduction = reduction
+
+    def with_custom_scheduler(self, scheduler: LrScheduler | float) -> ComposedLrScheduler:
+        """Add a scheduler of your own (an `LrScheduler`, or a float) to the schedules; returns
+        self. Its record joins the others' (`to_record`).
+
+        Raises:
+            TypeError: if `scheduler` is neither.
+        """
+        if not isinstance(scheduler, LrScheduler):
+            if isinstance(scheduler, bool) or not isinstance(scheduler, (int, float)):
+                raise TypeError(
+                    "`with_custom_scheduler` takes an LrScheduler (a subclass with `step`, "
+                    "`to_record` and `load_record`) or a float. Received: "
+                    f"{scheduler!r} ({type(scheduler).__name__}). Add a config with "
+                    "`ComposedLrSchedulerConfig.linear(..)` and the like instead."
+                )
+            scheduler = ConstantLr(float(scheduler))
+        self.schedulers.append(scheduler)
+        return self
 
     def step(self) -> float:
         """Step every schedule and combine their learning rates."""
@@ -121,11 +156,30 @@ class ComposedLrScheduler(LrScheduler):
 
 
 def build_children(configs: list[Any]) -> list[LrScheduler]:
-    """Schedulers from child configs (a float is a constant learning rate)."""
-    return [
-        ConstantLr(config) if isinstance(config, (int, float)) else config.init()
-        for config in configs
-    ]
+    """Schedulers from child configs (a float is a constant learning rate).
+
+    Raises:
+        TypeError: for a child that is neither (a scheduler instance included: a config
+            builds a fresh scheduler at each `init()`, and a scheduler cannot be saved in it).
+    """
+    return [_build_child(config) for config in configs]
+
+
+def _build_child(config: Any) -> LrScheduler:
+    if isinstance(config, ConstantLr):  # stateless: the same as its float
+        return ConstantLr(config.lr)
+    if isinstance(config, (int, float)) and not isinstance(config, bool):
+        return ConstantLr(float(config))
+    if is_config(config) and callable(getattr(config, "init", None)):
+        scheduler = config.init()
+        if isinstance(scheduler, LrScheduler):
+            return scheduler
+    raise TypeError(
+        "A schedule in a scheduler config must be a float (a constant learning rate) or a "
+        "scheduler config such as LinearLrSchedulerConfig (Burn's LrSchedulerConfig variants). "
+        f"Received: {config!r} ({type(config).__name__}). Pass its config, or add a scheduler "
+        "object to the built scheduler with `ComposedLrScheduler.with_custom_scheduler`."
+    )
 
 
 def children_records(schedulers: list[LrScheduler]) -> list[dict[str, Any]]:
@@ -147,3 +201,7 @@ def load_children(schedulers: list[LrScheduler], records: Any) -> None:
         )
     for scheduler, record in zip(schedulers, records):
         scheduler.load_record(record)
+
+
+# Last: sequential.py imports this module's names (the package imports this module first).
+from burnish.lr_scheduler.sequential import SequentialLrSchedulerConfig  # noqa: E402

@@ -50,6 +50,10 @@ class CosineAnnealingLrSchedulerConfig:
         check_positive_int("num_iters", self.num_iters, "Number of iterations")
         return CosineAnnealingLrScheduler(self.initial_lr, self.num_iters, self.min_lr)
 
+    def build(self) -> CosineAnnealingLrScheduler:
+        """The scheduler itself (Burn's crate-internal `build`); the same as `init()`."""
+        return self.init()
+
 
 class CosineAnnealingLrScheduler(LrScheduler):
     """See `CosineAnnealingLrSchedulerConfig`."""

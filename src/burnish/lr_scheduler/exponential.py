@@ -40,6 +40,10 @@ class ExponentialLrSchedulerConfig:
             )
         return ExponentialLrScheduler(self.initial_lr, self.gamma)
 
+    def build(self) -> ExponentialLrScheduler:
+        """The scheduler itself (Burn's crate-internal `build`); the same as `init()`."""
+        return self.init()
+
 
 class ExponentialLrScheduler(LrScheduler):
     """See `ExponentialLrSchedulerConfig`."""

@@ -46,6 +46,10 @@ class LinearLrSchedulerConfig:
         check_positive_int("num_iters", self.num_iters, "Number of iterations")
         return LinearLrScheduler(self.initial_lr, self.final_lr, self.num_iters)
 
+    def build(self) -> LinearLrScheduler:
+        """The scheduler itself (Burn's crate-internal `build`); the same as `init()`."""
+        return self.init()
+
 
 class LinearLrScheduler(LrScheduler):
     """See `LinearLrSchedulerConfig`."""

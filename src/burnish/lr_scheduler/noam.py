@@ -39,6 +39,10 @@ class NoamLrSchedulerConfig:
         check_positive_int("model_size", self.model_size, "Model size")
         return NoamLrScheduler(self.factor, self.warmup_steps, self.model_size)
 
+    def build(self) -> NoamLrScheduler:
+        """The scheduler itself (Burn's crate-internal `build`); the same as `init()`."""
+        return self.init()
+
 
 class NoamLrScheduler(LrScheduler):
     """See `NoamLrSchedulerConfig`."""

@@ -8,8 +8,9 @@ from typing import Any
 from burnish.config import config
 from burnish.errors import ConfigError
 from burnish.lr_scheduler.base import LrScheduler, check_record
-from burnish.lr_scheduler.composed import (
-    LrSchedulerConfig,
+from burnish.lr_scheduler.composed import (  # Composed...: LrSchedulerConfigType's forward ref
+    ComposedLrSchedulerConfig,  # noqa: F401
+    LrSchedulerConfigType,
     build_children,
     children_records,
     load_children,
@@ -33,7 +34,7 @@ class SequentialLrSchedulerConfig:
         >>> SequentialLrSchedulerConfig([warmup, decay], [100])
     """
 
-    schedulers: list[LrSchedulerConfig]
+    schedulers: list[LrSchedulerConfigType]
     milestones: list[int]
 
     def init(self) -> SequentialLrScheduler:
@@ -60,6 +61,10 @@ class SequentialLrSchedulerConfig:
                 )
             previous = milestone
         return SequentialLrScheduler(build_children(self.schedulers), list(self.milestones))
+
+    def build(self) -> SequentialLrScheduler:
+        """The scheduler itself (Burn's crate-internal `build`); the same as `init()`."""
+        return self.init()
 
 
 class SequentialLrScheduler(LrScheduler):

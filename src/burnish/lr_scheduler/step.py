@@ -50,6 +50,10 @@ class StepLrSchedulerConfig:
             )
         return StepLrScheduler(self.initial_lr, self.step_size, self.gamma)
 
+    def build(self) -> StepLrScheduler:
+        """The scheduler itself (Burn's crate-internal `build`); the same as `init()`."""
+        return self.init()
+
 
 class StepLrScheduler(LrScheduler):
     """See `StepLrSchedulerConfig`."""
