@@ -20,8 +20,10 @@ from burnish.record.store.apply_result import ApplyError, ApplyResult
 from burnish.record.store.base import ModuleStore
 from burnish.record.store.burnpack_store import BurnpackStore
 from burnish.record.store.filter import PathFilter
+from burnish.record.store.indices import map_indices_contiguous
 from burnish.record.store.module_record import DTypePolicy, ModuleRecord
 from burnish.record.store.module_store import load_from, save_into
+from burnish.record.store.precision import FloatCastAdapter, HalfPrecisionAdapter
 from burnish.record.store.pytorch_store import PytorchStore
 from burnish.record.store.remapper import KeyRemapper
 from burnish.record.store.safetensors_store import SafetensorsStore
@@ -34,6 +36,8 @@ __all__ = [
     "BurnpackStore",
     "ChainAdapter",
     "DTypePolicy",
+    "FloatCastAdapter",
+    "HalfPrecisionAdapter",
     "IdentityAdapter",
     "KeyRemapper",
     "ModuleAdapter",
@@ -45,5 +49,6 @@ __all__ = [
     "SafetensorsStore",
     "TensorSnapshot",
     "load_from",
+    "map_indices_contiguous",
     "save_into",
 ]

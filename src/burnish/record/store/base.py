@@ -21,6 +21,7 @@ from burnish.record.store.applier import apply
 from burnish.record.store.apply_result import ApplyResult
 from burnish.record.store.collector import collect
 from burnish.record.store.filter import PathFilter, Predicate
+from burnish.record.store.indices import map_indices_contiguous
 from burnish.record.store.layout import burn_lacks, converts_from_burn
 from burnish.record.store.remapper import KeyRemapper
 from burnish.record.store.snapshot import TensorSnapshot
@@ -42,6 +43,8 @@ class ModuleStore(ABC):
         self.from_adapter: ModuleAdapter = IdentityAdapter()
         self.to_adapter: ModuleAdapter = IdentityAdapter()
         self.explicit_from_adapter = False
+        self.contiguous_indices = False
+        self.skipping_enum_variants = False
         self.partial = False
         self.validating = True
         self.overwriting = False
@@ -122,6 +125,26 @@ class ModuleStore(ABC):
         self.to_adapter = _adapter(adapter, "with_to_adapter")
         return self
 
+    def map_indices_contiguous(self, map: bool = True) -> Self:
+        """Renumber gaps in the file's layer indices on load (`fc.2` -> `fc.1`); default off.
+
+        Burn's `PytorchStore` defaults it on, for Burn modules whose `Vec` has no gaps; a
+        burnish module is PyTorch's, whose `nn.Sequential` keeps them, so here it is off.
+        """
+        self.contiguous_indices = bool(map)
+        self._snapshots = None
+        return self
+
+    def skip_enum_variants(self, skip: bool = True) -> Self:
+        """Burn's switch for enum variant names in paths; PyTorch modules have none.
+
+        burnish's paths never hold enum variants (a PyTorch module has no enums), which is
+        what Burn's `skip_enum_variants(true)` makes of its own; the setting is kept so ported
+        code runs, and changes nothing.
+        """
+        self.skipping_enum_variants = bool(skip)
+        return self
+
     def allow_partial(self, allow: bool = True) -> Self:
         """Let a load succeed when module tensors are missing from the store."""
         self.partial = bool(allow)
@@ -163,6 +186,9 @@ class ModuleStore(ABC):
             snapshots = self._read()
             if not self.remapper.is_empty():
                 snapshots = _remapped(snapshots, self.remapper)
+            if self.contiguous_indices:  # after remapping, as Burn does
+                mapped, _ = map_indices_contiguous(list(snapshots.values()))
+                snapshots = {s.full_path: s for s in mapped}
             self._snapshots = snapshots
         return self._snapshots
 

@@ -7,6 +7,7 @@ regex) syntax: `$1`, `${1}`, `${name}` for groups, `$$` for a dollar; backslashe
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from burnish.errors import RecordError
 
@@ -20,6 +21,20 @@ class KeyRemapper:
 
     def __init__(self) -> None:
         self.patterns: list[tuple[re.Pattern[str], str]] = []
+
+    @classmethod
+    def from_patterns(cls, patterns: Iterable[tuple[str, str]]) -> KeyRemapper:
+        """A remapper with each `(pattern, replacement)` rule, in order (Burn's name).
+
+        Raises:
+            RecordError: as `add_pattern`, for the first bad rule.
+        """
+        remapper = cls()
+        for pattern, replacement in patterns:
+            remapper.add_pattern(pattern, replacement)
+        return remapper
+
+    from_pattern_iter = from_patterns
 
     def add_pattern(self, pattern: str, replacement: str) -> KeyRemapper:
         """Append a rule; returns self.
