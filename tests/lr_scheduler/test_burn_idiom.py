@@ -379,3 +379,27 @@ def test_frozen_group_param_unchanged_after_training(tmp_path):
     )
     assert torch.equal(result.model.linear1.weight.detach(), before_frozen)
     assert not torch.equal(result.model.linear2.weight.detach(), before_active)
+
+
+# -- docs/burn.md's scheduler rows, as written there -------------------------------------------
+
+
+def test_burn_md_cosine_then_constant_min_lr():
+    # burn.md: SequentialLrSchedulerConfig([cos, min_lr], [num_iters + 1]); the earlier advice
+    # spelled the constant ConstantLr(min_lr), which raised AttributeError (issue 39, item 7).
+    num_iters, min_lr = 4, 0.01
+    cos = CosineAnnealingLrSchedulerConfig(0.5, num_iters).with_min_lr(min_lr)
+    for constant in (min_lr, ConstantLr(min_lr), LrSchedulerConfig.Constant(min_lr)):
+        scheduler = SequentialLrSchedulerConfig([cos, constant], [num_iters + 1]).init()
+        lrs = [scheduler.step() for _ in range(8)]
+        assert lrs[0] == pytest.approx(0.5) and lrs[2] == pytest.approx((0.5 + min_lr) / 2)
+        assert lrs[num_iters:] == pytest.approx([min_lr] * 4)
+
+
+def test_burn_md_leaf_rows():
+    assert ConstantLr(0.3).step() == 0.3
+    check_lr_sequence(LinearLrSchedulerConfig(0.9, 0.5, 4).init(), [0.9, 0.8])
+    check_lr_sequence(ExponentialLrSchedulerConfig(0.8, 0.5).init(), [0.8, 0.4])
+    noam = NoamLrSchedulerConfig(2.0).with_warmup_steps(4).with_model_size(16).init()
+    check_lr_sequence(noam, [2.0 / 4 * 1 * 4**-1.5, 2.0 / 4 * 2 * 4**-1.5])
+    check_lr_sequence(StepLrSchedulerConfig(0.5, 2).init(), [0.5, 0.5, 0.05])
