@@ -290,7 +290,6 @@ def test_step_scheduler_decays_by_gamma_every_step_size():
     assert lrs == pytest.approx([0.5, 0.5, 0.05, 0.05, 0.005])
 
 
-@row("ComposedLrSchedulerConfig::new().cosine(..).linear(..) (since 0.19)")
 def test_composed_scheduler_multiplies_by_default():
     composed = (
         ComposedLrSchedulerConfig()
