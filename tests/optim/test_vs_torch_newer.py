@@ -117,9 +117,17 @@ def test_muon_matches_torch_over_50_steps(adjust, monkeypatch):
         adjust_lr_fn=adjust.value,
     )  # fmt: skip
 
+    torch_adjust_lr = torch.optim._muon._adjust_lr
+
+    def burns_ratio(lr, adjust_lr_fn, param_shape):
+        """Burn's ratio is written for its `[d_input, d_output]` weights; torch reads its own
+        `[d_output, d_input]` (`nn.Linear(8, 4)`: Burn sqrt(2), torch 1): swap to compare."""
+        return torch_adjust_lr(lr, adjust_lr_fn, torch.Size([param_shape[1], param_shape[0]]))
+
     def step_in_the_parameter_dtype() -> None:
         with monkeypatch.context() as patch:
             patch.setattr(torch.Tensor, "bfloat16", torch.Tensor.clone)
+            patch.setattr(torch.optim._muon, "_adjust_lr", burns_ratio)
             reference.step()
 
     batches = _mnist_batches(STEPS, 16, F64)

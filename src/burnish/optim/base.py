@@ -11,9 +11,11 @@ module whose names its state already holds is refused, since the two would share
 from __future__ import annotations
 
 import math
+import os
 import weakref
 from abc import ABC, abstractmethod
 from operator import itemgetter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import torch
@@ -26,6 +28,7 @@ from burnish.optim.params import GradientsParams
 
 if TYPE_CHECKING:
     from burnish.optim.module_optimizer import ModuleOptimizer
+    from burnish.optim.multi_grads import MultiGradientsParams
     from burnish.optim.param_group import ParamGroup
 
 __all__ = ["Optimizer"]
@@ -168,6 +171,72 @@ class Optimizer(ABC):
         self._unplaced = set(self._states)
         self._owners, self._module = {}, None  # the state belongs to the next module stepped
         return self
+
+    def save(self, path: str | os.PathLike, recorder: Any = None) -> Path:
+        """Save the optimizer state to a file (Burn main: `optim.save(path)`).
+
+        Args:
+            path: the file; the recorder's extension is added when missing.
+            recorder: a burnish recorder (default: `NamedMpkFileRecorder(
+                DoublePrecisionSettings())`, which gives back every float dtype exactly).
+
+        Returns:
+            The path written.
+        """
+        from burnish.optim.file import save_optimizer
+
+        return save_optimizer(self, path, recorder)
+
+    def load(
+        self,
+        path: str | os.PathLike,
+        recorder: Any = None,
+        device: torch.device | str | None = None,
+    ) -> Optimizer:
+        """Load the state `save` wrote (Burn main: `optim.load(path)?`); returns self.
+
+        Raises:
+            RecordError: if the file is missing or not this optimizer's record.
+        """
+        from burnish.optim.file import load_optimizer
+
+        return load_optimizer(self, path, recorder, device)
+
+    def with_grad_clipping(self, grad_clipping: GradientClippingConfig) -> Optimizer:
+        """Clip the gradients of every step with `grad_clipping`; returns self (Burn main:
+        `ModuleOptimizer::with_grad_clipping`, the first group's clipping).
+
+        Raises:
+            TypeError: if `grad_clipping` is not a GradientClippingConfig.
+        """
+        if not isinstance(grad_clipping, GradientClippingConfig):
+            raise TypeError(
+                "`grad_clipping` must be a GradientClippingConfig (GradientClippingConfig."
+                f"value(x) / .norm(x)). Received: {grad_clipping!r}."
+            )
+        self.grad_clipping = grad_clipping
+        return self
+
+    def has_gradient_clipping(self) -> bool:
+        """Whether the gradients are clipped (Burn main: `has_gradient_clipping()`)."""
+        return self.grad_clipping is not None
+
+    def step_multi(self, lr: float, model: M, grads: MultiGradientsParams) -> M:
+        """`step` with gradients from several sources (devices), summed per parameter
+        (Burn main: `ModuleOptimizer::step_multi`).
+
+        Raises:
+            TypeError: if `grads` is not a MultiGradientsParams.
+        """
+        from burnish.optim.multi_grads import MultiGradientsParams
+
+        if not isinstance(grads, MultiGradientsParams):
+            raise TypeError(
+                "`step_multi` takes a MultiGradientsParams (its `grads` a list of "
+                f"`(GradientsParams, device)`). Received: {type(grads).__name__}. For one "
+                "GradientsParams, call `step(lr, model, grads)`."
+            )
+        return self.step(lr, model, grads.into_params(model))
 
     def with_group(
         self,

@@ -120,12 +120,29 @@ class ModuleOptimizer(Optimizer):
                 "for each group (`config.init()` again)."
             )
         for earlier in self._optims:
+            stepped = earlier._module() if earlier._module is not None else None
+            if stepped is not None:
+                group._bind(stepped)  # `from_ids`' tensors: their paths in the model stepped
             earlier._drop_state(set(group.select(list(earlier._states))))
         self._optims.append(optim)
         self._groups.append(group)
         self._clipping.append(grad_clipping if grad_clipping is not None else optim.grad_clipping)
         self._plan = None
         return self
+
+    @property
+    def grad_clipping(self) -> GradientClippingConfig | None:
+        """The clipping of the base group, the first (Burn main: `grad_clipping()`)."""
+        return self._clipping[0]
+
+    @grad_clipping.setter
+    def grad_clipping(self, value: GradientClippingConfig | None) -> None:
+        # The base class sets it before `_clipping` exists; `with_grad_clipping` after.
+        self.__dict__.setdefault("_clipping", [None])[0] = value
+
+    def has_gradient_clipping(self) -> bool:
+        """Whether any group clips its gradients (Burn main: `has_gradient_clipping()`)."""
+        return any(clipping is not None for clipping in self._clipping)
 
     @property
     def optimizers(self) -> list[tuple[ParamGroup, Optimizer]]:
@@ -135,6 +152,8 @@ class ModuleOptimizer(Optimizer):
     def routes(self, model: nn.Module) -> dict[str, int]:
         """The index of the optimizer group of each of `model`'s parameters."""
         names = param_table(model).names
+        for group in self._groups:
+            group._bind(model)
         return dict(zip(names, map(self._group_index, names)))
 
     # -- the step ----------------------------------------------------------------------------
@@ -188,6 +207,8 @@ class ModuleOptimizer(Optimizer):
         if plan is not None and plan.lr_groups is lr_groups and plan.names == names:
             return plan
         all_names = param_table(model).names
+        for group in (*self._groups, *(lr_groups or ())):
+            group._bind(model)  # the paths of `ParamGroup.from_ids`' tensors in `model`
         self._check_groups_match(model, all_names, self._groups, "ModuleOptimizer.with_group")
         if lr_groups is not None:
             self._check_groups_match(model, all_names, lr_groups, "ModuleLrScheduler.with_group")

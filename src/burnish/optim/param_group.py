@@ -10,6 +10,8 @@ A parameter's path is its qualified name relative to the module given to `optim.
 * `from_regex(es)`: the pattern is found anywhere in the path (`re.search`, as Rust's
   `Regex::is_match`; anchor it with `^...$` to match the whole path); every pattern (AND);
   `from_any_regexes`: any (OR);
+* `from_ids(ids)`: the given parameters (tensors, found by identity in the module stepped, or
+  paths); `ids_from_module(module)`: every parameter of `module`;
 * `all()`: every parameter; `fuse(other)`: either group; `exclude(other)`: this group less
   the other's matches.
 
@@ -25,6 +27,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from torch import Tensor, nn
+
+from burnish.optim.param_table import param_table
+from burnish.optim.params import ParamId
 
 __all__ = ["ParamGroup"]
 
@@ -104,6 +111,43 @@ class ParamGroup:
         compiled = _compile(patterns)
         return cls(_Regex(compiled, any_=True), f"ParamGroup.from_any_regexes({list(patterns)!r})")
 
+    @classmethod
+    def from_ids(cls, ids: Sequence[ParamId]) -> ParamGroup:
+        """The parameters with these ids: parameter tensors, or their paths (Burn's
+        `ParamGroup::from_ids`; a burnish `ParamId` is the tensor or its qualified name).
+
+        A tensor is found by identity in the module given to `step`.
+
+        Raises:
+            TypeError: if an id is neither a string nor a tensor.
+        """
+        if isinstance(ids, (str, Tensor)) or not isinstance(ids, Sequence):
+            raise TypeError(
+                "`ids` must be a list of parameter ids (tensors such as model.head.weight, "
+                f"or paths such as 'head.weight'). Received: {ids!r}."
+            )
+        wrong = [value for value in ids if not isinstance(value, (str, Tensor))]
+        if wrong:
+            raise TypeError(
+                "A parameter id is a parameter tensor or its path (a str). Received: "
+                f"{wrong[0]!r} ({type(wrong[0]).__name__}) in `ids`."
+            )
+        names = frozenset(value for value in ids if isinstance(value, str))
+        tensors = tuple(value for value in ids if isinstance(value, Tensor))
+        shown = sorted(names) + [f"<tensor {tuple(t.shape)}>" for t in tensors]
+        return cls(_Ids(names, tensors), f"ParamGroup.from_ids([{', '.join(shown)}])")
+
+    @classmethod
+    def ids_from_module(cls, module: nn.Module) -> ParamGroup:
+        """Every parameter of `module`, by identity (Burn: `ParamGroup::ids_from_module`),
+        e.g. `ParamGroup.ids_from_module(model.encoder)`."""
+        if not isinstance(module, nn.Module):
+            raise TypeError(
+                f"`module` must be a torch.nn.Module. Received: {type(module).__name__}."
+            )
+        group = cls.from_ids(list(module.parameters()))
+        return group._described(f"ParamGroup.ids_from_module({type(module).__name__})")
+
     def fuse(self, other: ParamGroup) -> ParamGroup:
         """The parameters of either group (Burn: the excludes of both are dropped)."""
         _check_group(other, "fuse")
@@ -125,6 +169,13 @@ class ParamGroup:
             return False
         return self._excludes is None or not self._excludes._matcher(path)
 
+    def _bind(self, module: nn.Module) -> ParamGroup:
+        """Find the paths of the tensors given to `from_ids` in `module`; returns self."""
+        self._matcher.bind(module)
+        if self._excludes is not None:
+            self._excludes._bind(module)
+        return self
+
     def select(self, paths: Sequence[str]) -> list[str]:
         """The paths of `paths` in the group, in order."""
         return list(filter(self.matches, paths))
@@ -143,6 +194,9 @@ class _Matcher:
     def __call__(self, path: str) -> bool:
         raise NotImplementedError
 
+    def bind(self, module: nn.Module) -> None:
+        """Resolve what depends on the module stepped (only `from_ids`' tensors do)."""
+
 
 @dataclass(frozen=True)
 class _All(_Matcher):
@@ -156,6 +210,24 @@ class _Exact(_Matcher):
 
     def __call__(self, path: str) -> bool:
         return path in self.paths
+
+
+@dataclass(eq=False)
+class _Ids(_Matcher):
+    names: frozenset[str]
+    tensors: tuple[Tensor, ...]
+    resolved: frozenset[str] = frozenset()  # the tensors' paths in the module last bound
+
+    def __call__(self, path: str) -> bool:
+        return path in self.names or path in self.resolved
+
+    def bind(self, module: nn.Module) -> None:
+        if self.tensors:
+            wanted = set(map(id, self.tensors))
+            table = param_table(module)
+            self.resolved = frozenset(
+                name for name, param in zip(table.names, table.params) if id(param) in wanted
+            )
 
 
 @dataclass(frozen=True)
@@ -185,6 +257,10 @@ class _Either(_Matcher):
 
     def __call__(self, path: str) -> bool:
         return self.first(path) or self.second(path)
+
+    def bind(self, module: nn.Module) -> None:
+        self.first.bind(module)
+        self.second.bind(module)
 
 
 def _strings(name: str, values: Sequence[str]) -> tuple[str, ...]:
