@@ -192,6 +192,11 @@ def _compare(
         if key not in expected:
             close = difflib.get_close_matches(key, list(expected), n=1)
             hint = f" (did you mean `{close[0]}`?)" if close else ""
+            if key.rpartition(".")[2] in ("gamma", "beta"):  # Burn's norm names
+                hint = (
+                    " (Burn's layout: load the file with `ModuleRecord.load(path)` or "
+                    "`load_from(model, BurnpackStore.from_file(path))`, which adapt it)"
+                )
             problems.append(f"unexpected key `{key}`: {_describe(value)} not in {name}{hint}")
             continue
         target = expected[key]
