@@ -152,3 +152,19 @@ def test_adapters_write_burns_layout_and_read_it_back(tmp_path):
     target = net(1)
     target.load_from(BurnpackStore.from_file(path).with_from_adapter(BurnToPyTorchAdapter()))
     assert same_params(target, net(0))
+
+
+@row(".map_indices_contiguous(true), .skip_enum_variants(true) (Pytorch/Safetensors stores)")
+def test_contiguous_indices_load_a_sequential_with_gaps(tmp_path):
+    bn.seed(0)
+    source = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))  # keys 0.*, 2.*
+    torch.save(source.state_dict(), tmp_path / "mlp.pt")
+    gapless = nn.ModuleList([nn.Linear(3, 4), nn.Linear(4, 2)])  # keys 0.*, 1.* (Burn's Vec)
+    store = PytorchStore.from_file(tmp_path / "mlp.pt").map_indices_contiguous(True)
+    bn.load_from(gapless, store.skip_enum_variants(True))
+    assert torch.equal(gapless[1].weight, source[2].weight)
+    with pytest.raises(Exception, match="lacks"):  # off by default: the gap stays
+        bn.load_from(
+            nn.ModuleList([nn.Linear(3, 4), nn.Linear(4, 2)]),
+            PytorchStore.from_file(tmp_path / "mlp.pt"),
+        )
