@@ -5,6 +5,22 @@ Burn's `Linear` holds its weight as `[d_input, d_output]` and computes `x @ W + 
 `backward()` of a non-scalar output is the gradient of the sum.
 `tests/optim/test_burn_unit_golden.py` rebuilds each test with burnish and compares with these
 numbers, within Burn's tolerance or tighter.
+
+Burn's optimizer tests with numbers, and where burnish runs them (test_burn_unit_golden.py
+unless said):
+    adam.rs     with_numbers (1e-2), with_amsgrad_50_steps (1e-5), no_nan
+    adamw.rs    with_numbers (1e-2), with_numbers_cautious (1e-2), with_amsgrad_50_steps
+                (1e-5), no_nan
+    adagrad.rs  with_numbers (1e-6)
+    rmsprop.rs  with_numbers_basic (1e-6), with_numbers (1e-6)
+    adan.rs     with_numbers (1e-5), no_nan
+    muon.rs     adjust_lr_fn_original / _match_rms_adamw, newton_schulz_orthogonalization,
+                tall_matrix_transpose, zero_gradient, with_weight_decay, 1d_tensor_panics
+    lbfgs.rs    cubic_interpolate, strong_wolfe_direct_comparison, lbfgs_(no_)strong_wolfe_
+                comparison (1e-5)
+Without numbers: sgd.rs (state, clipping, record) and the save/load and round-trip tests are
+ported in test_burn_optimizer_api.py; sgd.rs `lora_finetune...` has no burnish counterpart
+(no LoRA module).
 """
 
 from __future__ import annotations
@@ -94,6 +110,57 @@ ADAMW_CAUTIOUS = {
 }
 # adamw.rs `test_adamw_optimizer_with_numbers`: the same without the cautious mask (X_2).
 ADAMW_PLAIN_LAST = 0.359580
+
+# adam.rs `test_adam_optimizer_with_numbers`: epsilon 1e-8, betas (0.9, 0.999), L2 penalty 0.5,
+# inputs X_1 then X_2. Tolerance 1e-2 (Burn's; six decimals).
+ADAM = {
+    "weight": [
+        [-0.340528, 0.118929, 0.384336, 0.300010, 0.066034, 0.047154],
+        [0.057757, -0.036690, -0.386649, 0.235010, 0.175624, -0.312133],
+        [-0.038940, 0.016306, -0.316151, 0.228410, -0.297819, 0.293047],
+        [-0.317929, -0.239100, -0.391449, -0.318087, -0.095948, 0.142651],
+        [0.310050, -0.235909, 0.351736, -0.192888, 0.359710, -0.050343],
+        [-0.035840, -0.030203, 0.105840, 0.172110, 0.009440, 0.363346],
+    ],
+    "bias": [-0.410499, 0.068401, -0.116999, 0.097601, 0.116601, -0.006999],
+}
+
+# adagrad.rs `test_adagrad_optimizer_with_numbers`: epsilon 1e-8, lr_decay 0.5, inputs X_1
+# then X_2. Tolerance 1e-6.
+ADAGRAD = {
+    "weight": [
+        [-0.334989, 0.123011, 0.389911, 0.305611, 0.071511, 0.052711],
+        [0.066144, -0.030056, -0.378256, 0.243444, 0.183944, -0.303756],
+        [-0.033462, 0.020138, -0.310662, 0.233938, -0.292462, 0.298538],
+        [-0.312636, -0.236036, -0.386136, -0.312736, -0.090736, 0.147964],
+        [0.315896, -0.232304, 0.357596, -0.187004, 0.365496, -0.044504],
+        [-0.030305, -0.026405, 0.111395, 0.177695, 0.014895, 0.368895],
+    ],
+    "bias": [-0.405214, 0.073686, -0.111714, 0.102886, 0.121886, -0.001714],
+}
+
+# rmsprop.rs `test_rmsprop_optimizer_with_numbers_basic`: alpha 0.99, epsilon 1e-8, L2 penalty
+# 0.05, momentum 0.9, not centered; weight all ones, bias all 0.5; inputs X_1 then X_2.
+# Tolerance 1e-6.
+RMSPROP_BASIC_WEIGHT = [[1.0] * 6] * 6
+RMSPROP_BASIC_BIAS = [0.5] * 6
+RMSPROP_BASIC = {
+    "weight": [[value] * 6 for value in
+               (0.743937, 0.783809, 0.742881, 0.740366, 0.748005, 0.743710)],
+    "bias": [0.239199] * 6,
+}  # fmt: skip
+# rmsprop.rs `test_rmsprop_optimizer_with_numbers`: the same config on WEIGHT, BIAS. 1e-6.
+RMSPROP = {
+    "weight": [
+        [-0.576399, -0.118494, 0.148353, 0.064070, -0.169983, -0.188779],
+        [-0.135571, -0.231448, -0.578445, 0.041143, -0.018162, -0.504207],
+        [-0.275990, -0.222397, -0.553153, -0.008625, -0.534956, 0.055967],
+        [-0.557575, -0.480979, -0.631072, -0.557675, -0.335686, -0.096997],
+        [0.078313, -0.469618, 0.119993, -0.424341, 0.127890, -0.281912],
+        [-0.271996, -0.268097, -0.130324, -0.064037, -0.226805, 0.127126],
+    ],
+    "bias": [-0.651299, -0.172400, -0.357800, -0.143200, -0.124200, -0.247800],
+}
 
 # adan.rs `test_adan_optimizer_with_numbers`: betas (0.98, 0.92, 0.99), epsilon 1e-8,
 # weight decay 0.02 (proximal), inputs X_1 then X_2. Tolerance 1e-5.
