@@ -76,6 +76,7 @@ class TrainingBuilder:
         self._num_epochs: int | None = None  # 1, or what `max_iterations` needs
         self._interrupter = Interrupter()
         self._recorder: FileRecorder | None = None
+        self._checkpointers: tuple[Any, Any, Any] | None = None  # Burn-trait checkpointers
         self._strategy: CheckpointingStrategy | None = None
         self._resume_from: int | ResumeFrom | None = None
         self._early_stopping: EarlyStoppingStrategy | None = None
@@ -504,7 +505,7 @@ class TrainingBuilder:
 
     def with_file_checkpointer(self, recorder: FileRecorder) -> Self:
         """Save model, optimizer, scheduler and loop state under `checkpoint/` each epoch."""
-        self._recorder = recorder
+        self._recorder, self._checkpointers = recorder, None
         return self
 
     def with_default_checkpointers(self) -> Self:
@@ -513,18 +514,32 @@ class TrainingBuilder:
         `with_file_checkpointer` writes them: committed atomically, resumed exactly."""
         from burnish.record.store.recorder import BurnpackFileRecorder
 
-        self._recorder = BurnpackFileRecorder()
+        self._recorder, self._checkpointers = BurnpackFileRecorder(), None
         return self
 
-    def with_custom_checkpointers(
-        self, model: FileRecorder, optim: FileRecorder, scheduler: FileRecorder
-    ) -> Self:
-        """Burn main's `with_custom_checkpointers(model, optim, scheduler)`: one recorder per
-        part of each checkpoint (the EMA weights use `model`'s; the loop's own state a
-        full-precision `BurnpackFileRecorder`). The checkpoint is still one atomic commit."""
+    def with_custom_checkpointers(self, model: Any, optim: Any, scheduler: Any) -> Self:
+        """Burn main's `with_custom_checkpointers(model, optim, scheduler)`.
+
+        Three checkpointers written to Burn's `Checkpointer` trait (`save(epoch, record)`,
+        `delete(epoch)`, `restore(epoch)`): each epoch checkpoint's model, optimizer and
+        scheduler records go to them, the loop's own state to burnish's committed directory
+        (see `CustomCheckpointers`). Or three recorders: one per part of burnish's checkpoint
+        (the EMA weights use `model`'s), still one atomic commit.
+
+        Raises:
+            TypeError: if the three are neither all checkpointers nor all recorders.
+        """
+        from burnish.train.checkpoint.base import is_checkpointer
+        from burnish.train.checkpoint.custom import check_checkpointers
         from burnish.train.checkpoint.part_recorders import PartRecorders
 
+        parts = (model, optim, scheduler)
+        if any(is_checkpointer(part) for part in parts):
+            check_checkpointers(*parts)
+            self._recorder, self._checkpointers = None, parts
+            return self
         self._recorder = PartRecorders(model=model, optim=optim, scheduler=scheduler)
+        self._checkpointers = None
         return self
 
     def with_checkpointing_strategy(self, strategy: CheckpointingStrategy) -> Self:
@@ -759,12 +774,16 @@ class TrainingBuilder:
 
     def _options(self) -> LearnerOptions:
         from burnish.train.checkpoint import default_checkpointing_strategy
+        from burnish.train.checkpoint.custom import CustomCheckpointers
         from burnish.train.checkpoint.file import FileCheckpointer
         from burnish.train.renderer.burn_trait import as_metrics_renderer
 
-        checkpointer = None
-        if self._recorder is not None:
-            checkpointer = FileCheckpointer(self._artifact_dir / "checkpoint", self._recorder)
+        checkpointer: FileCheckpointer | None = None
+        directory = self._artifact_dir / "checkpoint"
+        if self._checkpointers is not None:
+            checkpointer = CustomCheckpointers(directory, *self._checkpointers)
+        elif self._recorder is not None:
+            checkpointer = FileCheckpointer(directory, self._recorder)
         elif self._resume_from is not None or self._checkpoint_every is not None:
             raise ValueError(
                 "`checkpoint(...)`, `resume()` and `checkpoint_every(...)` need checkpoints: "

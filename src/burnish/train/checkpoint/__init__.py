@@ -2,6 +2,8 @@
 delete them."""
 
 from burnish.train.checkpoint.async_writer import AsyncCheckpointer
+from burnish.train.checkpoint.base import Checkpointer, CheckpointerError
+from burnish.train.checkpoint.custom import CustomCheckpointers
 from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
 from burnish.train.checkpoint.strategy import (
     CheckpointingAction,
@@ -15,6 +17,9 @@ from burnish.train.checkpoint.strategy import (
 
 __all__ = [
     "AsyncCheckpointer",
+    "Checkpointer",
+    "CheckpointerError",
+    "CustomCheckpointers",
     "CheckpointId",
     "FileCheckpointer",
     "CheckpointingAction",

@@ -64,14 +64,20 @@ class CheckpointId:
 
 
 class FileCheckpointer:
-    """Saves and loads checkpoints under `directory` with `recorder`."""
+    """Saves and loads checkpoints under `directory` with `recorder`.
+
+    It has Burn's `Checkpointer` methods (`save(epoch, record)`, `delete(epoch)`,
+    `restore(epoch)`) with an epoch number where a `CheckpointId` is taken; its record is a
+    whole checkpoint, a dict of parts (`{"model": ..., "optim": ..., ...}`), each a file.
+    """
 
     def __init__(self, directory: str | os.PathLike, recorder: FileRecorder) -> None:
         self.directory = Path(directory)
         self.recorder = recorder
 
-    def save(self, checkpoint: CheckpointId, records: dict[str, Any]) -> Path:
+    def save(self, checkpoint: CheckpointId | int, records: dict[str, Any]) -> Path:
         """Write every record, then commit the checkpoint in one rename."""
+        checkpoint = _as_id(checkpoint)
         self.directory.mkdir(parents=True, exist_ok=True)
         tmp = self.directory / f".tmp-{checkpoint.name}-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
@@ -91,20 +97,26 @@ class FileCheckpointer:
         return self.directory / checkpoint.name
 
     def load(
-        self, checkpoint: CheckpointId, device: torch.device | str | None = None
+        self, checkpoint: CheckpointId | int, device: torch.device | str | None = None
     ) -> dict[str, Any]:
         """Verify a committed checkpoint's checksums and load its records.
 
         Raises:
             CheckpointError: if it does not exist, was never committed, or a file is corrupt.
         """
-        path = self.directory / checkpoint.name
+        path = self.directory / _as_id(checkpoint).name
         files = self._verify(path)
         records = {}
         for name in files:
             part = name.split(".", 1)[0]
             records[part] = self.recorder.load(path / name, device)
         return records
+
+    def restore(
+        self, epoch: CheckpointId | int, device: torch.device | str | None = None
+    ) -> dict[str, Any]:
+        """Burn's `Checkpointer::restore`: the records of `epoch`'s checkpoint (`load`)."""
+        return self.load(epoch, device)
 
     def verify(self, checkpoint: CheckpointId) -> None:
         """Raise `CheckpointError` unless the checkpoint is committed and intact."""
@@ -114,8 +126,9 @@ class FileCheckpointer:
         """Committed checkpoints (not verified), oldest first."""
         return committed_checkpoints(self.directory)
 
-    def delete(self, checkpoint: CheckpointId) -> None:
+    def delete(self, checkpoint: CheckpointId | int) -> None:
         """Remove a checkpoint: renamed away first, so it never appears half-deleted."""
+        checkpoint = _as_id(checkpoint)
         path = self.directory / checkpoint.name
         if not path.exists():
             return
@@ -185,6 +198,16 @@ def committed_checkpoints(directory: str | os.PathLike) -> list[CheckpointId]:
         if checkpoint is not None and (entry / _COMMIT).is_file():
             found.append(checkpoint)
     return sorted(found, key=CheckpointId.sort_key)
+
+
+def _as_id(checkpoint: CheckpointId | int) -> CheckpointId:
+    """An epoch number as its epoch checkpoint; a `CheckpointId` as is."""
+    if isinstance(checkpoint, bool) or not isinstance(checkpoint, (int, CheckpointId)):
+        raise TypeError(
+            "A checkpoint is an epoch number or a CheckpointId. Received: "
+            f"{type(checkpoint).__name__} ({checkpoint!r})."
+        )
+    return CheckpointId(checkpoint) if isinstance(checkpoint, int) else checkpoint
 
 
 def _sha256(path: Path) -> str:
