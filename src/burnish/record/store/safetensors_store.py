@@ -1,8 +1,11 @@
 """`SafetensorsStore`: Hugging Face's safetensors files, memory-mapped on load.
 
 Files are the standard layout (what `safetensors.torch.load_file` reads), the store's metadata
-in `__metadata__`. Loading maps the file and checks the header as strictly as the library does
-(burnish's safetensors reader).
+in `__metadata__`, with `burnish.layout` (`burn` through `PyTorchToBurnAdapter`, else
+`pytorch`), which `clear_metadata()` keeps. Loading maps the file, checks the header as
+strictly as the library does (burnish's safetensors reader) and resolves the layout as
+`safetensors_layout` says: a marked file as marked, Burn's files by their tensors, every other
+file as PyTorch's.
 """
 
 from __future__ import annotations
@@ -14,12 +17,17 @@ import os
 import struct
 from pathlib import Path
 
+from torch import nn
+
 from burnish._version import __version__
 from burnish.errors import RecordError
 from burnish.io import atomic_open
 from burnish.record.formats import safetensors as safetensors_format
 from burnish.record.formats.tensor import tensor_view
+from burnish.record.store.adapter import ModuleAdapter
 from burnish.record.store.base import ModuleStore
+from burnish.record.store.layout import LAYOUT_KEY, written_layout
+from burnish.record.store.safetensors_layout import safetensors_load_adapter
 from burnish.record.store.snapshot import TensorSnapshot
 
 __all__ = ["SafetensorsStore"]
@@ -33,6 +41,7 @@ class SafetensorsStore(ModuleStore):
         self.path = path
         self.data = data
         self.extra_metadata = self.default_metadata()
+        self.file_metadata: dict[str, str] = {}  # the loaded file's `__metadata__`, once read
 
     @staticmethod
     def default_metadata() -> dict[str, str]:
@@ -61,9 +70,22 @@ class SafetensorsStore(ModuleStore):
     def _read(self) -> dict[str, TensorSnapshot]:
         buffer = self._buffer()
         header, start = safetensors_format._header(buffer)  # type: ignore[arg-type]
-        header.pop("__metadata__", None)
+        metadata = header.pop("__metadata__", None) or {}
+        if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+            raise RecordError(
+                f"{self.describe()}: `__metadata__` is not a map of strings: the file is corrupt."
+            )
+        self.file_metadata = metadata
         leaves = safetensors_format._tensors(header, buffer, start)  # type: ignore[arg-type]
         return {name: TensorSnapshot.from_tensor(name, leaf.data) for name, leaf in leaves.items()}
+
+    def _load_adapter(self, module: nn.Module) -> ModuleAdapter:
+        """A marked file's layout, Burn's by its tensors, else PyTorch's (`safetensors_layout`)."""
+        shapes = {name: tuple(s.shape) for name, s in self.get_all_snapshots().items()}
+        explicit = self.explicit_from_adapter
+        return safetensors_load_adapter(
+            self.file_metadata, shapes, self.from_adapter, explicit, module, self.describe()
+        )
 
     def _buffer(self) -> bytearray | mmap.mmap:
         if self.path is None:
@@ -78,7 +100,8 @@ class SafetensorsStore(ModuleStore):
             return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_COPY)
 
     def _write(self, snapshots: list[TensorSnapshot]) -> None:
-        chunks = _chunks(snapshots, self.extra_metadata)
+        metadata = {**self.extra_metadata, LAYOUT_KEY: written_layout(self.to_adapter)}
+        chunks = _chunks(snapshots, metadata)
         if self.path is None:
             self.data = b"".join(bytes(chunk) for chunk in chunks)
             return
