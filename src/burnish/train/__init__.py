@@ -56,6 +56,12 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time, imported o
     from burnish.train.step import InferenceStep, TrainStep, ValidStep
     from burnish.train.summary import LearnerSummary
     from burnish.train.supervised import SupervisedTraining
+    from burnish.train.training_components import TrainingComponents
+    from burnish.train.training_events import (
+        LearnerEvent,
+        SupervisedTrainingEventProcessor,
+        TrainingItem,
+    )
 
 # name -> defining module, imported on first access (PEP 562) so that importing one part of
 # burnish.train (a metric, a renderer) does not import the whole learner.
@@ -76,6 +82,10 @@ _LAZY = {
     "MultiDeviceOptim": "burnish.train.execution_strategy",
     "SupervisedLearningStrategy": "burnish.train.execution_strategy",
     "TrainingStrategy": "burnish.train.execution_strategy",
+    "TrainingComponents": "burnish.train.training_components",
+    "LearnerEvent": "burnish.train.training_events",
+    "SupervisedTrainingEventProcessor": "burnish.train.training_events",
+    "TrainingItem": "burnish.train.training_events",
     "FitEndEvent": "burnish.train.listener",
     "FitStartEvent": "burnish.train.listener",
     "InferenceStep": "burnish.train.step",
@@ -122,6 +132,10 @@ __all__ = [
     "MultiDeviceOptim",
     "SupervisedLearningStrategy",
     "TrainingStrategy",
+    "TrainingComponents",
+    "LearnerEvent",
+    "SupervisedTrainingEventProcessor",
+    "TrainingItem",
     "FitEndEvent",
     "FitStartEvent",
     "InferenceStep",

@@ -158,17 +158,40 @@ class ExecutionStrategy:
         return self.devices[int(os.environ.get("LOCAL_RANK", "0"))]
 
 
-class SupervisedLearningStrategy(abc.ABC):
+class SupervisedLearningStrategy(abc.ABC):  # noqa: B024 (a base class: `fit` or `train`)
     """A training loop of your own (Burn's `SupervisedLearningStrategy`), run by
-    `SupervisedTraining.launch` through `TrainingStrategy.custom(strategy)`."""
+    `SupervisedTraining.launch` through `TrainingStrategy.custom(strategy)`.
 
-    @abc.abstractmethod
+    Implement Burn's `fit(training_components, learner, dataloader_train, dataloader_valid,
+    starting_epoch) -> (model, event_processor)` (see `TrainingComponents`), or override
+    `train(learner, dataloader_train, dataloader_valid)` whole.
+    """
+
     def train(
         self, learner: Learner, dataloader_train: Any, dataloader_valid: Any
     ) -> TrainingResult:
-        """Train `learner` (its model, optimizer, scheduler, and `learner.options`: the
-        settings of the `SupervisedTraining`) on the two loaders; `learner.fit(...)` is the
-        default loop."""
+        """Train `learner` on the two loaders: by default Burn's `train`, which runs `fit`
+        with the `TrainingComponents` of `learner.options` (the `SupervisedTraining`'s
+        settings); `learner.fit(...)` is the learner's own loop."""
+        from burnish.train.training_components import train_with_components
+
+        return train_with_components(self, learner, dataloader_train, dataloader_valid)
+
+    def fit(
+        self,
+        training_components: Any,
+        learner: Learner,
+        dataloader_train: Any,
+        dataloader_valid: Any,
+        starting_epoch: int,
+    ) -> tuple[Any, Any]:
+        """Burn's training loop of this strategy: returns the trained model and the event
+        processor (`training_components.event_processor`)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} implements neither `fit(training_components, learner, "
+            "dataloader_train, dataloader_valid, starting_epoch)` (Burn's) nor "
+            "`train(learner, dataloader_train, dataloader_valid)`. Implement one of them."
+        )
 
 
 @dataclasses.dataclass(frozen=True)

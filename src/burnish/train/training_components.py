@@ -1,0 +1,171 @@
+"""Burn main's `TrainingComponents`: what `SupervisedTraining.launch` hands a custom learning
+strategy (`crates/burn-train/src/learner/supervised/strategies/base.rs`).
+
+A `SupervisedLearningStrategy` that implements Burn's `fit(training_components, learner,
+dataloader_train, dataloader_valid, starting_epoch) -> (model, event_processor)` is run by
+the strategy's default `train`, as Burn's: the learner is loaded from `checkpoint(epoch)` first,
+`Start` is processed, `fit` runs, `End` is processed, and the result holds `model.valid()` and
+the renderer. The components come from the `SupervisedTraining` settings:
+
+- `event_processor`: burnish's metrics processor, its loggers and renderer (see
+  `training_events.py`);
+- `event_store`: the metric logs the checkpointing strategy reads (`MetricStore`);
+- `checkpointer`: Burn's `LearningCheckpointer` (`checkpoint(learner, epoch, event_store)`,
+  `load_checkpoint(learner, epoch)`) over the builder's checkpointer: the model, optimizer and
+  scheduler records only, as Burn's. A custom loop's own state (data order, RNG) is its own:
+  `resume()` and `checkpoint_every` belong to the learner's loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from burnish.module import into_record
+from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
+from burnish.train.checkpoint.strategy import CheckpointingStrategy
+from burnish.train.metric.store import MetricStore
+from burnish.train.processor import MetricsProcessor, SplitMetrics
+from burnish.train.split import TRAINING_SPLITS
+from burnish.train.training_events import LearnerEvent, SupervisedTrainingEventProcessor
+
+if TYPE_CHECKING:
+    from burnish.train.early_stopping import EarlyStoppingStrategy
+    from burnish.train.interrupter import Interrupter
+    from burnish.train.learner import Learner
+    from burnish.train.result import TrainingResult
+
+__all__ = ["LearningCheckpointer", "TrainingComponents", "train_with_components"]
+
+
+class LearningCheckpointer:
+    """Burn's `LearningCheckpointer`: the strategy's actions on the three records of a learner.
+
+    Args:
+        checkpointer: the builder's (`with_file_checkpointer`, `with_default_checkpointers`,
+            `with_custom_checkpointers`).
+        strategy: which epochs to keep (`with_checkpointing_strategy`).
+    """
+
+    def __init__(self, checkpointer: FileCheckpointer, strategy: CheckpointingStrategy) -> None:
+        self.checkpointer = checkpointer
+        self.strategy = strategy
+
+    def checkpoint(self, learner: Learner, epoch: int, store: MetricStore) -> None:
+        """Save and delete what the strategy decides at the end of `epoch`."""
+        for action in self.strategy.checkpointing(epoch, store):
+            if action.kind == "save":
+                records = {
+                    "model": into_record(learner.model()),
+                    "optim": learner.optim.to_record(),
+                    "scheduler": learner.lr_scheduler.to_record(),
+                }
+                self.checkpointer.save(CheckpointId(epoch), records)
+            elif action.epoch is not None:
+                self.checkpointer.delete(CheckpointId(action.epoch))
+
+    def load_checkpoint(self, learner: Learner, epoch: int) -> Learner:
+        """Load `epoch`'s model, optimizer and scheduler records into `learner`."""
+        records = self.checkpointer.load(CheckpointId(epoch))
+        learner.load_model(records["model"])
+        learner.load_optim(records["optim"])
+        learner.load_scheduler(records["scheduler"])
+        return learner
+
+
+@dataclasses.dataclass
+class TrainingComponents:
+    """What a custom strategy's `fit` receives (Burn's fields, same names).
+
+    Attributes:
+        num_epochs: the total number of epochs.
+        checkpoint: the epoch to continue from (`checkpoint(epoch)`), None for a fresh start.
+        checkpointer: saves and loads the learner's checkpoints; None without one.
+        grad_accumulation: iterations per optimizer step, None for every iteration.
+        interrupter: stops the loop early (`should_stop()`, `get_message()`).
+        early_stopping: the early-stopping strategy, if any.
+        event_processor: takes the loop's `LearnerEvent`s (metrics, logs, renderer).
+        event_store: the metric logs (what the strategies read).
+        summary: the directory the `LearnerSummary` is read from, None without `summary()`.
+    """
+
+    num_epochs: int
+    checkpoint: int | None
+    checkpointer: LearningCheckpointer | None
+    grad_accumulation: int | None
+    interrupter: Interrupter
+    early_stopping: EarlyStoppingStrategy | None
+    event_processor: SupervisedTrainingEventProcessor
+    event_store: MetricStore
+    summary: Path | None = None
+
+    @classmethod
+    def from_learner(cls, learner: Learner) -> TrainingComponents:
+        """The components of `learner.options` (a learner given to `launch`)."""
+        from burnish.train.logger import FileMetricLogger
+        from burnish.train.renderer import default_renderer
+
+        options = learner.options
+        if options.resume_from is not None and not isinstance(options.resume_from, int):
+            raise ValueError(
+                "A custom learning strategy resumes from `checkpoint(epoch)` only. Received: "
+                f"{options.resume_from!r} (`resume()` or `checkpoint('latest')`)."
+            )
+        loggers = dict(
+            options.loggers
+            or {s: FileMetricLogger(options.artifact_dir / s) for s in TRAINING_SPLITS}
+        )
+        splits = [SplitMetrics(s, list(options.metrics[s]), loggers[s]) for s in TRAINING_SPLITS]
+        processor = MetricsProcessor(splits, options.renderer or default_renderer())
+        checkpointer = None
+        if options.checkpointer is not None:
+            checkpointer = LearningCheckpointer(
+                options.checkpointer, options.checkpointing_strategy
+            )
+        return cls(
+            num_epochs=options.num_epochs or 1,
+            checkpoint=options.resume_from,
+            checkpointer=checkpointer,
+            grad_accumulation=options.grads_accumulation,
+            interrupter=options.interrupter,
+            early_stopping=options.early_stopping,
+            event_processor=SupervisedTrainingEventProcessor(
+                processor, options.num_epochs or 1, options.interrupter
+            ),
+            event_store=MetricStore(loggers),
+            summary=options.artifact_dir if options.summary else None,
+        )
+
+
+def train_with_components(
+    strategy: Any, learner: Learner, dataloader_train: Any, dataloader_valid: Any
+) -> TrainingResult:
+    """Burn's `SupervisedLearningStrategy::train`: load the checkpoint, `Start`, the
+    strategy's `fit`, `End`; the result holds `model.valid()` and the renderer."""
+    from burnish.train.result import TrainingResult, inference_model
+    from burnish.train.summary import LearnerSummary
+
+    components = TrainingComponents.from_learner(learner)
+    if components.checkpoint is not None and components.checkpointer is not None:
+        learner = components.checkpointer.load_checkpoint(learner, components.checkpoint)
+    starting_epoch = (components.checkpoint or 0) + 1
+    summary_dir = components.summary
+    components.event_processor.process_train(
+        LearnerEvent.Start(components.num_epochs, starting_epoch)
+    )
+    model, event_processor = strategy.fit(
+        components, learner, dataloader_train, dataloader_valid, starting_epoch
+    )
+    summary = None
+    if summary_dir is not None:  # Burn: `summary.init().ok()`, None when the logs are no files
+        with contextlib.suppress(OSError):
+            summary = LearnerSummary.from_dir(summary_dir)
+    event_processor.process_train(LearnerEvent.End(summary))
+    return TrainingResult(
+        inference_model(model),
+        summary=summary,
+        renderer=event_processor.renderer(),
+        artifact_dir=learner.options.artifact_dir,
+    )
