@@ -146,3 +146,9 @@ def test_a_strategy_without_fit_or_train_names_the_fix(tmp_path):
 def test_the_event_processor_refuses_what_is_not_an_event(tmp_path):
     with pytest.raises(TypeError, match=r"takes a TrainingItem.*Received: dict"):
         LearnerEvent.ProcessedItem({})
+
+
+def test_a_custom_strategy_resumes_from_an_epoch_only(tmp_path):
+    strategy = MyCustomLearningStrategy(bn.device("cpu"))
+    with pytest.raises(ValueError, match=r"resumes from `checkpoint\(epoch\)` only\. Received"):
+        training(tmp_path, strategy).resume().launch(learner())
