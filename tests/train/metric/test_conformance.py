@@ -253,9 +253,9 @@ def test_every_numeric_builtin_is_in_the_table() -> None:
     # One value per epoch, over every score of the epoch: test_rank_metrics.py.
     host_side |= {"AurocMetric", "AucPrMetric"}
     # Sequence and vision metrics: the same properties in their own files, against their own
-    # references (test_sequence_metrics.py, test_vision_metrics.py).
+    # references (test_sequence_metrics.py, test_vision_metrics.py, test_ms_ssim.py).
     host_side |= {"CharErrorRate", "WordErrorRate", "BleuScore", "RougeLScore"}
-    host_side |= {"PsnrMetric", "SsimMetric", "DiceMetric"}
+    host_side |= {"PsnrMetric", "SsimMetric", "DiceMetric", "MsSsimMetric"}
     numeric = {
         name
         for name in metric_module.__all__
