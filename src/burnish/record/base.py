@@ -190,7 +190,8 @@ class FileRecorder(ABC):
             RecordError: if the file is missing, of another format, corrupt or hostile.
         """
         metadata, stored = self.load_stored(path, progress=progress)
-        return self._in_own_precision(metadata, restore(stored, device), device)
+        record = self._in_own_precision(metadata, restore(stored, device), device)
+        return self._loaded(metadata, record)
 
     def load_metadata(self, path: str | os.PathLike) -> RecordMetadata:
         """Read only what the file says about itself (it is still fully validated)."""
@@ -235,7 +236,8 @@ class FileRecorder(ABC):
                     gzip_format.chunked(data), self.max_decompressed_bytes
                 )
             metadata, stored = self._load_envelope(bytearray(data))
-            return self._in_own_precision(metadata, restore(stored, device), device)
+            record = self._in_own_precision(metadata, restore(stored, device), device)
+            return self._loaded(metadata, record)
 
     def metadata(self, record: Any, record_type: str | None = None) -> RecordMetadata:
         """The metadata this recorder writes for `record`."""
@@ -261,6 +263,10 @@ class FileRecorder(ABC):
         if not metadata.settings or metadata.float == self.metadata(None).float:
             return record  # the recorder's own precision, or a file another tool wrote
         return restore(prepare(record, self.settings), device)
+
+    def _loaded(self, metadata: RecordMetadata, record: Any) -> Any:
+        """What `load` returns for the file's `record` (a format hook; default: the record)."""
+        return record
 
     def file_path(self, path: str | os.PathLike) -> Path:
         """`path` with this recorder's extension appended unless it already ends with it."""

@@ -103,14 +103,3 @@ def test_partial_and_unused_are_refused_unless_allowed():
         Model().load_record(record)
     model = Model().load_record(record.allow_partial().allow_unused())
     assert torch.equal(model.fc.weight, record["fc.weight"])
-
-
-def test_burns_file_through_a_recorder_points_to_the_adapting_loaders():
-    from burnish.record import BurnpackFileRecorder
-
-    from tests.record.store.test_layout import BurnMnist
-
-    with pytest.raises(RecordError, match=r"unexpected key `conv1.norm.gamma`.*\(Burn's layout: "
-                       r"load the file with `ModuleRecord.load\(path\)`") as error:  # fmt: skip
-        bn.load_file(BurnMnist(), BURN_MNIST, BurnpackFileRecorder())
-    assert "did you mean `conv1.norm.bias`" not in str(error.value)

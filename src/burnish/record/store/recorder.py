@@ -8,6 +8,14 @@ Tensors are stored under their flat record paths, in PyTorch's layout (the recor
 Burn, and its metadata says so (`burnish.layout: pytorch`), so `BurnpackStore` loads it as it
 is. For a file Burn loads, use `ModuleRecord.save` or a store with `PyTorchToBurnAdapter`.
 
+A Burnpack file another writer made loads by the stores' layout rule (`layout.file_layout`):
+Burn's files (`producer: burn`, or no metadata and a `param_id` on every tensor) come back as a
+`ModuleRecord` in Burn's layout, so `model.load_file(path, BurnpackFileRecorder())` adapts it
+as `load_from(model, BurnpackStore.from_file(path))` does; a file that does not say its layout
+comes back as one of unknown layout (refused where a module's tensors depend on it); a
+PyTorch-layout file as a plain dict. The layout travels in the record type the file's metadata
+reports (`burnish inspect` shows it, `burnish convert` keeps it).
+
 burnish's record metadata and, for nested records, the structure with every non-tensor value
 go into the Burnpack string metadata as JSON (`burnish.metadata`, `burnish.structure`), as
 `SafetensorsFileRecorder` does in `__metadata__`; Burnpack files written by Burn load as a flat
@@ -19,6 +27,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import torch
+
 from burnish._version import __version__
 from burnish.errors import RecordError
 from burnish.record.base import FileRecorder, RecordMetadata
@@ -26,12 +36,17 @@ from burnish.record.formats import json as json_format
 from burnish.record.formats import safetensors as safetensors_format
 from burnish.record.formats.tensor import TensorLeaf
 from burnish.record.store import burnpack
-from burnish.record.store.layout import LAYOUT_KEY, PYTORCH
+from burnish.record.store.layout import BURN, LAYOUT_KEY, PYTORCH, Layout, file_layout
+from burnish.record.store.module_record import ModuleRecord
 
 __all__ = ["BurnpackFileRecorder"]
 
 METADATA_KEY = "burnish.metadata"
 STRUCTURE_KEY = "burnish.structure"
+#: The record type of a file holding a module in Burn's layout, or in a layout it does not say.
+BURN_LAYOUT_RECORD = "module (Burn's layout)"
+UNKNOWN_LAYOUT_RECORD = "module (layout not said)"
+_LAYOUTS: dict[str, Layout | None] = {BURN_LAYOUT_RECORD: BURN, UNKNOWN_LAYOUT_RECORD: None}
 
 
 class BurnpackFileRecorder(FileRecorder):
@@ -56,12 +71,14 @@ class BurnpackFileRecorder(FileRecorder):
 
     def _encode_chunks(self, envelope: dict[str, Any]) -> list[Any]:
         leaves: dict[str, TensorLeaf] = {}
+        burn = envelope["metadata"].get("record_type") == BURN_LAYOUT_RECORD  # converted
+        layout = BURN if burn else PYTORCH
         structure = safetensors_format._skeleton(envelope["item"], "", leaves)
         metadata = {
             "format": "burnpack",
             "producer": "burnish",
             "version": __version__,
-            LAYOUT_KEY: PYTORCH,
+            LAYOUT_KEY: layout,
             METADATA_KEY: json.dumps(envelope["metadata"]),
         }
         flat = isinstance(structure, dict) and all(
@@ -79,7 +96,8 @@ class BurnpackFileRecorder(FileRecorder):
         tensors = {name: TensorLeaf(reader.tensor(name), burnpack.DTYPES[d.dtype])
                    for name, d in reader.descriptors.items()}  # fmt: skip
         if METADATA_KEY not in reader.metadata:
-            return {"metadata": {}, "item": tensors}
+            ids = (d.param_id for d in reader.descriptors.values())
+            return {"metadata": {}, "item": tensors, "layout": file_layout(reader.metadata, ids)}
         metadata = _json(reader.metadata, METADATA_KEY)
         if STRUCTURE_KEY not in reader.metadata:
             return {"metadata": metadata, "item": tensors}
@@ -91,9 +109,20 @@ class BurnpackFileRecorder(FileRecorder):
 
     def _check_envelope(self, envelope: Any) -> RecordMetadata:
         if envelope["metadata"] == {}:  # a file Burn (or BurnpackStore) wrote
+            layout = envelope.get("layout", PYTORCH)
+            kind = {PYTORCH: None, BURN: BURN_LAYOUT_RECORD}.get(layout, UNKNOWN_LAYOUT_RECORD)
             return RecordMetadata(format="burnpack", format_version=0, float="", int="",
-                                  settings="", version="", record_type=None)  # fmt: skip
+                                  settings="", version="", record_type=kind)  # fmt: skip
         return super()._check_envelope(envelope)
+
+    def _loaded(self, metadata: RecordMetadata, record: Any) -> Any:
+        """A module in Burn's (or an unsaid) layout as a `ModuleRecord` that adapts it."""
+        kind = metadata.record_type or ""
+        if kind not in _LAYOUTS or not isinstance(record, dict):
+            return record
+        if not all(isinstance(value, torch.Tensor) for value in record.values()):
+            return record
+        return ModuleRecord(record, _LAYOUTS[kind])
 
 
 def _json(metadata: dict[str, str], key: str) -> Any:
