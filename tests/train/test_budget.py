@@ -21,6 +21,7 @@ from burnish.train.checkpoint.file import FileCheckpointer
 from burnish.train.metric import AccuracyMetric, LearningRateMetric, LossMetric
 from burnish.train.renderer import CliMetricsRenderer
 
+from tests.helpers import iteration_lines
 from tests.train.helpers import Mlp, loaders
 
 KINDS = ["LearnerBuilder", "SupervisedTraining"]
@@ -56,8 +57,7 @@ def steps_taken(optim) -> set[int]:
 
 
 def lines(directory, split, name, epoch) -> list[str]:
-    path = directory / split / f"epoch-{epoch}" / f"{name}.log"
-    return path.read_text().splitlines()
+    return iteration_lines(directory / split / f"epoch-{epoch}" / f"{name}.log")
 
 
 def metric_logs(directory) -> dict[str, bytes]:

@@ -76,10 +76,10 @@ def test_two_ranks_equal_one_process_on_the_concatenated_batches(one_process, tm
     # Metrics are reduced over the ranks: the logs equal one process over the same items.
     for split, lines in (("train", 8), ("valid", 2)):
         for epoch in (1, 2):
-            ours = (tmp_path / f"artifacts/{split}/epoch-{epoch}/Loss.log").read_text()
-            theirs = (one_process / f"artifacts/{split}/epoch-{epoch}/Loss.log").read_text()
-            ours_pairs = [tuple(map(float, line.split(","))) for line in ours.splitlines()]
-            theirs_pairs = [tuple(map(float, line.split(","))) for line in theirs.splitlines()]
+            ours = iteration_lines(tmp_path / f"artifacts/{split}/epoch-{epoch}/Loss.log")
+            theirs = iteration_lines(one_process / f"artifacts/{split}/epoch-{epoch}/Loss.log")
+            ours_pairs = [tuple(map(float, line.split(","))) for line in ours]
+            theirs_pairs = [tuple(map(float, line.split(","))) for line in theirs]
             assert len(ours_pairs) == lines  # written once, by rank 0 only
             for (v1, c1), (v2, c2) in zip(ours_pairs, theirs_pairs):
                 assert c1 == c2 and abs(v1 - v2) < 1e-5

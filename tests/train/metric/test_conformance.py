@@ -247,7 +247,7 @@ def test_every_numeric_builtin_is_in_the_table() -> None:
     import burnish.train.metric as metric_module
 
     host_side = {"LearningRateMetric", "IterationSpeedMetric", "ThroughputMetric", "CpuUse"}
-    host_side.add("CpuMemory")
+    host_side |= {"CpuMemory", "CpuTemperature"}  # read from the host: test_cpu_temperature.py
     host_side.add("TorchMetric")  # computed once per epoch; held to torchmetrics in its own file
     host_side.add("SkippedStepsMetric")  # fed the learner's step flags, not items: test_non_finite
     # One value per epoch, over every score of the epoch: test_rank_metrics.py.

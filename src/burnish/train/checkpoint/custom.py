@@ -25,8 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from burnish.errors import CheckpointError
-from burnish.record.store.module_record import ModuleRecord
-from burnish.record.store.recorder import BurnpackFileRecorder
 from burnish.train.checkpoint.base import is_checkpointer, restore_record
 from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
 
@@ -48,6 +46,8 @@ class CustomCheckpointers(FileCheckpointer):
     """
 
     def __init__(self, directory: str | os.PathLike, model: Any, optim: Any, scheduler: Any):
+        from burnish.record.store.recorder import BurnpackFileRecorder  # torch: not at import
+
         super().__init__(directory, BurnpackFileRecorder())
         self.parts = check_checkpointers(model, optim, scheduler)
 
@@ -61,6 +61,8 @@ class CustomCheckpointers(FileCheckpointer):
         checkpoint = _checkpoint_id(checkpoint)
         if checkpoint.iteration is not None:
             return super().save(checkpoint, records)
+        from burnish.record.store.module_record import ModuleRecord  # torch: not at import
+
         own = dict(records)
         for part, checkpointer in self.parts.items():
             record = own.pop(part)
