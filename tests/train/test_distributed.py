@@ -211,9 +211,14 @@ def test_a_gradient_changed_after_backward_fails_clearly(tmp_path):
 def test_fsdp_two_ranks_equal_one_process_on_the_concatenated_batches(one_process, tmp_path):
     check(torchrun(str(tmp_path / "artifacts"), str(tmp_path / "final.pt"), "--fsdp"))
     assert_params_close(tmp_path / "final.pt", one_process / "final.pt", atol=1e-5)
-    for epoch in (1, 2):  # metrics too
+    for epoch in (1, 2):  # metrics too, within one item a batch: the parameters differ by
+        # up to 1e-5 (another reduction order), so a logit near a tie may take the other class
         relative = f"artifacts/valid/epoch-{epoch}/Accuracy.log"
-        assert (tmp_path / relative).read_text() == (one_process / relative).read_text()
+        ours, theirs = (iteration_lines(run / relative) for run in (tmp_path, one_process))
+        assert len(ours) == len(theirs) == 2
+        for mine, other in zip(ours, theirs):
+            (v1, c1), (v2, c2) = (tuple(map(float, line.split(","))) for line in (mine, other))
+            assert c1 == c2 and abs(v1 - v2) <= 100 / c1 + 1e-9
 
 
 def test_fsdp_sigkill_mid_epoch_then_resume_is_bit_identical(tmp_path):

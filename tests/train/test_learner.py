@@ -27,6 +27,7 @@ from burnish.train.metric import LossMetric
 
 from tests.helpers import iteration_lines
 from tests.train.helpers import Mlp, builder, loaders
+from tests.train.scripted import ScriptedLoss
 
 
 def fit(artifact_dir, epochs=2, recorder=None, dropout=0.0, configure=None, seed=1, **loader_args):
@@ -127,20 +128,26 @@ def test_resume_without_checkpoints_fails_loudly(tmp_path):
 
 
 def test_early_stopping_stops_at_the_first_epoch_without_improvement(tmp_path):
+    # The train values are the test's (ScriptedLoss), not a loss that an lr of 0 leaves
+    # "unchanged": its epoch mean sums the same items in another order each epoch, and a CPU
+    # may then read float noise as an improvement. Epoch 3 equals epoch 2: not better.
     strategy = MetricEarlyStoppingStrategy(
-        LossMetric(),
+        "Scripted",
         Aggregate.MEAN,
         Direction.LOWEST,
         Split.TRAIN,
         StoppingCondition.no_improvement_since(1),
     )
-    # lr 0 never improves the loss after the first epoch: stop after epoch 2.
     bn.seed(1)
+    scripted = ScriptedLoss((3.0, 2.0, 2.0, 1.0, 0.5))
     learner = (
-        builder(tmp_path, epochs=5).early_stopping(strategy).build(Mlp(), SgdConfig().init(), 1e-12)
+        builder(tmp_path, epochs=5)
+        .metric_train_numeric(scripted)
+        .early_stopping(strategy)
+        .build(Mlp(), SgdConfig().init(), 1e-2)
     )
     result = learner.fit(*loaders())
-    assert result.stopped_early and result.epochs_completed == 2
+    assert result.stopped_early and result.epochs_completed == 3
 
 
 def test_gradient_accumulation_equals_a_larger_batch(tmp_path):
