@@ -147,7 +147,7 @@ def load_record(module: M, record: Any, strict: bool = True) -> M:
             (actual vs expected), when `strict`.
     """
     if isinstance(record, ModuleRecord) and record.needs_apply():
-        return record.apply_to(module)
+        return record.apply_to(module, strict=strict)
     if not isinstance(record, dict):
         raise RecordError(
             f"A module record is a dict of tensors; received a {type(record).__name__}."

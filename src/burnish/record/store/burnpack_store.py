@@ -15,7 +15,7 @@ from burnish.record.store.adapter import ModuleAdapter
 from burnish.record.store.base import ModuleStore
 from burnish.record.store.layout import (
     LAYOUT_KEY,
-    Layout,
+    FileLayout,
     file_layout,
     load_adapter,
     written_layout,
@@ -44,7 +44,7 @@ class BurnpackStore(ModuleStore):
         self.data = data
         self.auto_extension_enabled = True
         self.extra_metadata = self.default_metadata()
-        self.layout: Layout | None = None  # the loaded file's, once read
+        self.layout: FileLayout | None = None  # the loaded file's, once read
 
     @staticmethod
     def default_metadata() -> dict[str, str]:
@@ -108,10 +108,11 @@ class BurnpackStore(ModuleStore):
         return snapshots
 
     def _load_adapter(self, module: nn.Module) -> ModuleAdapter:
-        """Burn's layout is adapted, PyTorch's loaded as is; see `layout.load_adapter`."""
-        self.get_all_snapshots()
+        """Burn's layout is adapted, PyTorch's loaded as is, a file Burn's store wrote as its
+        tensors tell; see `layout.load_adapter`."""
+        shapes = {name: tuple(s.shape) for name, s in self.get_all_snapshots().items()}
         return load_adapter(self.layout, self.from_adapter, self.explicit_from_adapter, module,
-                            self.describe())  # fmt: skip
+                            self.describe(), shapes)  # fmt: skip
 
     def _write(self, snapshots: list[TensorSnapshot]) -> None:
         tensors = [_pack_tensor(snapshot) for snapshot in snapshots]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import enum
 import os
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -33,12 +34,15 @@ from burnish.io import atomic_open
 from burnish.record.store import burnpack
 from burnish.record.store.adapter import IdentityAdapter, PyTorchToBurnAdapter
 from burnish.record.store.applier import apply
+from burnish.record.store.apply_result import ApplyResult
 from burnish.record.store.layout import (
     BURN,
+    BURN_WRITTEN,
     LAYOUT_KEY,
     PYTORCH,
-    Layout,
+    FileLayout,
     burn_lacks,
+    converts_from_burn,
     file_layout,
     load_adapter,
 )
@@ -68,7 +72,7 @@ class DTypePolicy(enum.Enum):
 class ModuleRecord(dict[str, torch.Tensor]):
     """A module's tensors by `state_dict` name, with Burn's `ModuleRecord` methods."""
 
-    def __init__(self, tensors: Any = (), layout: Layout | None = PYTORCH) -> None:
+    def __init__(self, tensors: Any = (), layout: FileLayout | None = PYTORCH) -> None:
         super().__init__(tensors)
         self.layout = layout
         self.containers: dict[str, tuple[str, ...]] = {}
@@ -185,6 +189,8 @@ class ModuleRecord(dict[str, torch.Tensor]):
                                                snapshot.data_fn))  # fmt: skip
         layout = BURN if adapt else self.layout
         metadata: dict[str, str] = {LAYOUT_KEY: layout} if layout else {}
+        if layout == BURN_WRITTEN:  # Burn's store's tensors, as read: still for them to tell
+            metadata = {"format": "burnpack", "producer": "burn"}
         return list(burnpack.encode_chunks(tensors, metadata))
 
     # -- loading -----------------------------------------------------------------------------
@@ -202,37 +208,55 @@ class ModuleRecord(dict[str, torch.Tensor]):
             and self.validating
         )
 
-    def apply_to(self, module: M) -> M:
+    def apply_to(self, module: M, strict: bool = True) -> M:
         """Load into `module` in place, by the record's settings; returns `module`.
+
+        `strict=False` means what it means for a state_dict (`load_record`): missing, unused
+        and mismatched tensors are skipped and reported in a warning instead of raising.
 
         Raises:
             RecordError: for shapes that do not fit (unless `validate(False)`), module tensors
                 the record lacks (unless `allow_partial()`), record tensors no module tensor
-                takes (unless `allow_unused()`), or a file that does not say its layout where
-                it matters.
+                takes (unless `allow_unused()`), when `strict`; or a file that does not say
+                its layout where it matters.
         """
-        adapter = load_adapter(self.layout, IdentityAdapter(), False, module, "ModuleRecord")
+        shapes = {name: tuple(tensor.shape) for name, tensor in self.items()}
+        adapter = load_adapter(self.layout, IdentityAdapter(), False, module, "ModuleRecord",
+                               shapes)  # fmt: skip
+        burn = converts_from_burn(adapter)
         snapshots = {name: TensorSnapshot.from_tensor(name, tensor, self.param_ids.get(name))
                      for name, tensor in self.items()}  # fmt: skip
         if self.dtype_policy is DTypePolicy.FromRecord:
-            self._adopt_dtypes(module)
-        result = apply(module, snapshots, None, adapter)
-        missing = [p for p, c in result.missing
-                   if not (self.layout == BURN and burn_lacks(tuple(p.split(".")),
-                                                              tuple(c.split("."))))]  # fmt: skip
-        problems = [str(e) for e in result.errors] if self.validating else []
-        problems += [] if self.partial else [f"missing {p!r}" for p in missing]
-        problems += [] if self.unused_allowed else [f"unused {p!r}" for p in result.unused]
-        if problems:
+            self._adopt_dtypes(module, burn)
+        problems = self._problems(apply(module, snapshots, None, adapter), burn)
+        if problems and not strict:
+            warnings.warn(
+                f"load_record(strict=False) skipped {len(problems)} entr"
+                f"{'ies' if len(problems) > 1 else 'y'} of {type(module).__name__}: "
+                + "; ".join(problems),
+                stacklevel=3,
+            )
+        elif problems:
             raise RecordError(
                 f"ModuleRecord does not fit {type(module).__name__} ({len(problems)} "
                 "problem(s)):\n  " + "\n  ".join(problems[:_LISTED]) + "\nFix the module or "
-                "the record, or load with .allow_partial(), .allow_unused() or .validate(False)."
+                "the record, or load with .allow_partial(), .allow_unused() or .validate(False) "
+                "(or strict=False)."
             )
         return module
 
-    def _adopt_dtypes(self, module: nn.Module) -> None:
-        names = {"weight": "gamma", "bias": "beta"} if self.layout == BURN else {}
+    def _problems(self, result: ApplyResult, burn: bool) -> list[str]:
+        """What the record's settings do not allow of `result` (Burn's BatchNorm has no
+        `num_batches_tracked`: a load from Burn's layout does not miss it)."""
+        missing = [path for path, containers in result.missing if not (
+            burn and burn_lacks(tuple(path.split(".")), tuple(containers.split("."))))]  # fmt: skip
+        problems = [str(e) for e in result.errors] if self.validating else []
+        problems += [] if self.partial else [f"missing {p!r}" for p in missing]
+        problems += [] if self.unused_allowed else [f"unused {p!r}" for p in result.unused]
+        return problems
+
+    def _adopt_dtypes(self, module: nn.Module, burn: bool) -> None:
+        names = {"weight": "gamma", "bias": "beta"} if burn else {}
         for entry in module_tensors(module):
             path = ".".join(entry.path_stack)
             head, _, leaf = path.rpartition(".")

@@ -9,9 +9,11 @@ Burn, and its metadata says so (`burnish.layout: pytorch`), so `BurnpackStore` l
 is. For a file Burn loads, use `ModuleRecord.save` or a store with `PyTorchToBurnAdapter`.
 
 A Burnpack file another writer made loads by the stores' layout rule (`layout.file_layout`):
-Burn's files (`producer: burn`, or no metadata and a `param_id` on every tensor) come back as a
-`ModuleRecord` in Burn's layout, so `model.load_file(path, BurnpackFileRecorder())` adapts it
-as `load_from(model, BurnpackStore.from_file(path))` does; a file that does not say its layout
+Burn's files come back as a `ModuleRecord` (in Burn's layout for `ModuleRecord::save`'s: no
+metadata and a `param_id` on every tensor; told by its tensors on load for `BurnpackStore`'s,
+`producer: burn`, which it writes whatever its to-adapter), so
+`model.load_file(path, BurnpackFileRecorder())` adapts it as
+`load_from(model, BurnpackStore.from_file(path))` does; a file that does not say its layout
 comes back as one of unknown layout (refused where a module's tensors depend on it); a
 PyTorch-layout file as a plain dict. The layout travels in the record type the file's metadata
 reports (`burnish inspect` shows it, `burnish convert` keeps it).
@@ -36,7 +38,14 @@ from burnish.record.formats import json as json_format
 from burnish.record.formats import safetensors as safetensors_format
 from burnish.record.formats.tensor import TensorLeaf
 from burnish.record.store import burnpack
-from burnish.record.store.layout import BURN, LAYOUT_KEY, PYTORCH, Layout, file_layout
+from burnish.record.store.layout import (
+    BURN,
+    BURN_WRITTEN,
+    LAYOUT_KEY,
+    PYTORCH,
+    FileLayout,
+    file_layout,
+)
 from burnish.record.store.module_record import ModuleRecord
 
 __all__ = ["BurnpackFileRecorder"]
@@ -46,7 +55,14 @@ STRUCTURE_KEY = "burnish.structure"
 #: The record type of a file holding a module in Burn's layout, or in a layout it does not say.
 BURN_LAYOUT_RECORD = "module (Burn's layout)"
 UNKNOWN_LAYOUT_RECORD = "module (layout not said)"
-_LAYOUTS: dict[str, Layout | None] = {BURN_LAYOUT_RECORD: BURN, UNKNOWN_LAYOUT_RECORD: None}
+#: A file Burn's BurnpackStore wrote (`producer: burn`): its tensors tell the layout.
+BURN_WRITTEN_RECORD = "module (Burn's store: layout told by its tensors)"
+_LAYOUTS: dict[str, FileLayout | None] = {
+    BURN_LAYOUT_RECORD: BURN,
+    UNKNOWN_LAYOUT_RECORD: None,
+    BURN_WRITTEN_RECORD: BURN_WRITTEN,
+}
+_RECORD_TYPES = {layout: kind for kind, layout in _LAYOUTS.items()}
 
 
 class BurnpackFileRecorder(FileRecorder):
@@ -71,16 +87,14 @@ class BurnpackFileRecorder(FileRecorder):
 
     def _encode_chunks(self, envelope: dict[str, Any]) -> list[Any]:
         leaves: dict[str, TensorLeaf] = {}
-        burn = envelope["metadata"].get("record_type") == BURN_LAYOUT_RECORD  # converted
-        layout = BURN if burn else PYTORCH
+        layout = _LAYOUTS.get(envelope["metadata"].get("record_type"), PYTORCH)  # converted
         structure = safetensors_format._skeleton(envelope["item"], "", leaves)
-        metadata = {
-            "format": "burnpack",
-            "producer": "burnish",
-            "version": __version__,
-            LAYOUT_KEY: layout,
-            METADATA_KEY: json.dumps(envelope["metadata"]),
-        }
+        metadata = {"format": "burnpack", "producer": "burnish", "version": __version__}
+        if layout == BURN_WRITTEN:  # Burn's store's tensors: still for them to tell
+            metadata["producer"] = "burn"
+        else:
+            metadata[LAYOUT_KEY] = BURN if layout == BURN else PYTORCH
+        metadata[METADATA_KEY] = json.dumps(envelope["metadata"])
         flat = isinstance(structure, dict) and all(
             isinstance(v, dict) and v.get("$ref") == k and len(v) == 1 for k, v in structure.items()
         )
@@ -110,7 +124,7 @@ class BurnpackFileRecorder(FileRecorder):
     def _check_envelope(self, envelope: Any) -> RecordMetadata:
         if envelope["metadata"] == {}:  # a file Burn (or BurnpackStore) wrote
             layout = envelope.get("layout", PYTORCH)
-            kind = {PYTORCH: None, BURN: BURN_LAYOUT_RECORD}.get(layout, UNKNOWN_LAYOUT_RECORD)
+            kind = None if layout == PYTORCH else _RECORD_TYPES[layout]
             return RecordMetadata(format="burnpack", format_version=0, float="", int="",
                                   settings="", version="", record_type=kind)  # fmt: skip
         return super()._check_envelope(envelope)
