@@ -127,8 +127,11 @@ class TrainingBuilder:
         """Register a validation metric shown as text in the dashboard and logged as text."""
         return self._add_metric(Split.VALID, metric, numeric=False)
 
-    def metrics(self, *metrics: Metric) -> Self:
+    def metrics(self, *metrics: Metric | tuple[Metric, ...] | list[Metric]) -> Self:
         """Register numeric metrics on both splits at once (Burn: `.metrics((a, b, c))`).
+
+        Burn's one tuple (`.metrics((AccuracyMetric(), LossMetric()))`) or a list works as the
+        metrics given one by one (`.metrics(AccuracyMetric(), LossMetric())`).
 
         Each metric is logged per epoch and plotted in the dashboard for training and
         validation; the validation split gets its own copy, so the two never share a state.
@@ -139,20 +142,26 @@ class TrainingBuilder:
             >>> builder = LearnerBuilder("artifacts").metrics(AccuracyMetric(), LossMetric())
         """
         from burnish.train.metric.base import Numeric
+        from burnish.train.metric_args import metrics_of
 
-        for metric in metrics:
+        flat: tuple[Metric, ...] = metrics_of(metrics)
+        for metric in flat:
             if not isinstance(metric, Numeric):
                 raise TypeError(
                     f"`metrics` takes Numeric metrics; {type(metric).__name__} is not one. "
                     "Register it with `metrics_text(...)` instead."
                 )
+        for metric in flat:
             self._add_metric(Split.TRAIN, metric, numeric=True)
             self._add_metric(Split.VALID, copy.deepcopy(metric), numeric=True)
         return self
 
-    def metrics_text(self, *metrics: Metric) -> Self:
-        """Register text metrics on both splits at once (Burn: `.metrics_text((a, b))`)."""
-        for metric in metrics:
+    def metrics_text(self, *metrics: Metric | tuple[Metric, ...] | list[Metric]) -> Self:
+        """Register text metrics on both splits at once (Burn: `.metrics_text((a, b))`; a
+        tuple or list, or the metrics one by one)."""
+        from burnish.train.metric_args import metrics_of
+
+        for metric in metrics_of(metrics):
             self._add_metric(Split.TRAIN, metric, numeric=False)
             self._add_metric(Split.VALID, copy.deepcopy(metric), numeric=False)
         return self

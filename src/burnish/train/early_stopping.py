@@ -20,7 +20,8 @@ log = logging.getLogger(__name__)
 class StoppingCondition:
     """When to stop (Burn: `StoppingCondition::NoImprovementSince { n_epochs }`).
 
-    Build it with `StoppingCondition.no_improvement_since(n_epochs)`.
+    Build it with `StoppingCondition.no_improvement_since(n_epochs)`, or Burn's variant as
+    written in Burn: `StoppingCondition.NoImprovementSince(n_epochs=1)`.
 
     Attributes:
         n_epochs: Stop once this many epochs have passed since the best one.
@@ -39,6 +40,12 @@ class StoppingCondition:
     @classmethod
     def no_improvement_since(cls, n_epochs: int) -> StoppingCondition:
         """Stop when `epoch - best_epoch >= n_epochs`."""
+        return cls(n_epochs)
+
+    @classmethod
+    def NoImprovementSince(cls, n_epochs: int) -> StoppingCondition:
+        """Burn's variant, `StoppingCondition::NoImprovementSince { n_epochs }`: the same as
+        `no_improvement_since(n_epochs)`."""
         return cls(n_epochs)
 
 

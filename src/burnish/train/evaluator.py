@@ -157,15 +157,21 @@ class EvaluatorBuilder:
         self._interrupter = Interrupter()
         self._logger: MetricLogger | None = None
 
-    def metrics(self, *metrics: Metric) -> Self:
-        """Register numeric metrics (Burn: `.metrics((a, b))`)."""
-        for metric in metrics:
+    def metrics(self, *metrics: Metric | tuple[Metric, ...] | list[Metric]) -> Self:
+        """Register numeric metrics (Burn: `.metrics((a, b))`; a tuple or list, or the
+        metrics one by one)."""
+        from burnish.train.metric_args import metrics_of
+
+        for metric in metrics_of(metrics):
             self.metric_numeric(metric)
         return self
 
-    def metrics_text(self, *metrics: Metric) -> Self:
-        """Register text metrics (Burn: `.metrics_text((a, b))`)."""
-        for metric in metrics:
+    def metrics_text(self, *metrics: Metric | tuple[Metric, ...] | list[Metric]) -> Self:
+        """Register text metrics (Burn: `.metrics_text((a, b))`; a tuple or list, or the
+        metrics one by one)."""
+        from burnish.train.metric_args import metrics_of
+
+        for metric in metrics_of(metrics):
             self.metric(metric)
         return self
 

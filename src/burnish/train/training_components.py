@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,7 @@ from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
 from burnish.train.checkpoint.strategy import CheckpointingStrategy
 from burnish.train.metric.store import MetricStore
 from burnish.train.processor import MetricsProcessor, SplitMetrics
-from burnish.train.split import TRAINING_SPLITS
+from burnish.train.split import TRAINING_SPLITS, Split
 from burnish.train.training_events import LearnerEvent, SupervisedTrainingEventProcessor
 
 if TYPE_CHECKING:
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
     from burnish.train.result import TrainingResult
 
 __all__ = ["LearningCheckpointer", "TrainingComponents", "train_with_components"]
+
+log = logging.getLogger("burnish.train")
 
 
 class LearningCheckpointer:
@@ -142,30 +145,69 @@ class TrainingComponents:
 def train_with_components(
     strategy: Any, learner: Learner, dataloader_train: Any, dataloader_valid: Any
 ) -> TrainingResult:
-    """Burn's `SupervisedLearningStrategy::train`: load the checkpoint, `Start`, the
-    strategy's `fit`, `End`; the result holds `model.valid()` and the renderer."""
+    """Burn's `SupervisedLearningStrategy::train`, inside what Burn's `launch` sets up for any
+    strategy: the experiment log installed (and the directory's run lock held) for the run,
+    then the checkpoint loaded, `Start`, the model summary, the strategy's `fit`, `End`; the
+    `LearnerSummary` printed with `summary()`. The result holds `model.valid()`, the renderer
+    and the epochs the loop ended (its `EndEpoch` events)."""
+    from burnish.train.artifact_dir import prepare_artifact_dir
+    from burnish.train.distributed import DistributedContext
+    from burnish.train.session import enter_directory
+
+    options = learner.options
+    context = DistributedContext.detect(options.device)
+    prepare_artifact_dir(options.artifact_dir, context)
+    with contextlib.ExitStack() as stack:
+        enter_directory(stack, context, options.artifact_dir, options.application_logger)
+        return _train(strategy, learner, dataloader_train, dataloader_valid, context.is_main)
+
+
+def _train(
+    strategy: Any, learner: Learner, dataloader_train: Any, dataloader_valid: Any, main: bool
+) -> TrainingResult:
+    from burnish.module_summary import ModelSummary
+    from burnish.train.announce import Announcer
+    from burnish.train.renderer.notebook import show_summary
     from burnish.train.result import TrainingResult, inference_model
-    from burnish.train.summary import LearnerSummary
+    from burnish.train.summary import learner_summary
 
     components = TrainingComponents.from_learner(learner)
+    processor = components.event_processor
+    if main:
+        Announcer(processor.renderer()).run_start(learner.options)
     if components.checkpoint is not None and components.checkpointer is not None:
         learner = components.checkpointer.load_checkpoint(learner, components.checkpoint)
     starting_epoch = (components.checkpoint or 0) + 1
-    summary_dir = components.summary
-    components.event_processor.process_train(
-        LearnerEvent.Start(components.num_epochs, starting_epoch)
-    )
+    want_summary = components.summary is not None
+    interrupter = components.interrupter
+    processor.process_train(LearnerEvent.Start(components.num_epochs, starting_epoch))
+    if main:  # as the learner's own loop: in the experiment log and on the dashboard
+        model_summary = ModelSummary.from_module(learner.model())
+        log.info("Model summary:\n%s", str(model_summary).rstrip("\n"))
+        processor.renderer().model_summary(model_summary)
     model, event_processor = strategy.fit(
         components, learner, dataloader_train, dataloader_valid, starting_epoch
     )
+    epochs = _epochs_ended(processor, starting_epoch)
     summary = None
-    if summary_dir is not None:  # Burn: `summary.init().ok()`, None when the logs are no files
+    if want_summary and main:  # Burn: `summary.init().ok()`, None when the logs are no files
         with contextlib.suppress(OSError):
-            summary = LearnerSummary.from_dir(summary_dir)
-    event_processor.process_train(LearnerEvent.End(summary))
+            summary = learner_summary(learner.options, epochs or None)
+    event_processor.process_train(LearnerEvent.End(summary))  # closes the renderer
+    if summary is not None:
+        show_summary(summary)
     return TrainingResult(
         inference_model(model),
         summary=summary,
+        epochs_completed=epochs,
+        interrupted=interrupter.should_stop(),
         renderer=event_processor.renderer(),
         artifact_dir=learner.options.artifact_dir,
     )
+
+
+def _epochs_ended(processor: SupervisedTrainingEventProcessor, starting_epoch: int) -> int:
+    """The last epoch the loop ended: its last `EndEpoch` (else its train split's last
+    `EndSplit`); `starting_epoch - 1` when it ended none (those before a resume count)."""
+    ended = processor.epochs_ended or [e for (split, e) in processor.values if split is Split.TRAIN]
+    return max(ended, default=starting_epoch - 1)

@@ -104,6 +104,7 @@ class SupervisedTrainingEventProcessor:
         self.interrupter = interrupter or Interrupter()
         self.epochs: dict[Split, int] = {Split.TRAIN: 1, Split.VALID: 1}
         self.values: dict[tuple[Split, int], dict[str, float]] = {}
+        self.epochs_ended: list[int] = []  # the `EndEpoch` events: what the result counts
 
     def process_train(self, event: LearnerEvent) -> None:
         """Handle an event of the train split (also `Start`, `EndEpoch`, `End`)."""
@@ -134,6 +135,8 @@ class SupervisedTrainingEventProcessor:
             self._item(split, event.item)
         elif event.kind == "end_split":
             self.values[(split, event.epoch)] = self.processor.end_epoch(split, event.epoch)
+        elif event.kind == "end_epoch":
+            self.epochs_ended.append(event.epoch)
         elif event.kind == "end":
             self.processor.renderer.close()
 

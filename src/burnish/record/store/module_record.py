@@ -152,10 +152,24 @@ class ModuleRecord(dict[str, torch.Tensor]):
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> ModuleRecord:
-        """Read a Burnpack file (Burn's or burnish's); its layout comes with it."""
-        path = Path(path)
+        """Read a Burnpack file (Burn's or burnish's); its layout comes with it.
+
+        As Burn's `Reader::from_file`, a path without an extension that does not exist is
+        read with `.bpk` added, so `ModuleRecord.load(f"{dir}/model")` reads what
+        `save(f"{dir}/model")` wrote.
+
+        Raises:
+            RecordError: when no file is at the path (nor at the path with `.bpk`, where
+                that was tried).
+        """
+        given = Path(path)
+        tried = [given]
+        if not given.suffix and not given.exists():
+            tried.append(given.with_suffix(".bpk"))
+        path = tried[-1]
         if not path.is_file():
-            raise RecordError(f"No Burnpack file at {str(path)!r}. Check the path.")
+            names = " nor ".join(repr(str(p)) for p in tried)
+            raise RecordError(f"No Burnpack file at {names}. Check the path.")
         return cls._from_reader(burnpack.PackReader.from_file(path))
 
     @classmethod
