@@ -144,3 +144,20 @@ def crash_after_epoch_2(artifact_dir: Path, names: list[str]) -> None:
     time.sleep(0.5)
     play_train(loggers, 4, 0, TRAIN_ITERATIONS // 2, end=False)
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def crash_at_checkpoint(artifact_dir: Path, names: list[str], last: int = 2) -> None:
+    """Epochs 1..`last`, a checkpoint (`flush`, then the commit), SIGKILL at once.
+
+    Nothing waits between the flush and the kill: every point of epochs 1..`last` must be in
+    the stores because `flush` returned, not because a periodic write came first.
+    """
+    import signal
+
+    loggers = make_loggers(artifact_dir, names)
+    for logger in loggers:
+        logger.start(run_info(artifact_dir))
+    play(loggers, 1, last)
+    for logger in loggers:
+        logger.flush()  # the learner flushes the trackers before committing a checkpoint
+    os.kill(os.getpid(), signal.SIGKILL)

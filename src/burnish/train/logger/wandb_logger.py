@@ -51,10 +51,14 @@ class WandbLogger(ExperimentLogger):
     each session writes a new `offline-run-*-<id>` directory with the same id, and
     `wandb sync` of them in order fills the one run. The logger reads the points the earlier
     sessions stored (their `.wandb` files) and logs only past them, so across the directories
-    each point is stored once. W&B writes the `.wandb` file asynchronously (every
-    `flush_interval` seconds where the installed wandb has that setting, else when a 32 KiB
-    block fills or the run finishes): points logged less than that before a crash may be
-    missing from it; the resumed run logs again those after its resume point. `finish` and
+    each point is stored once.
+
+    Durability: W&B's service writes the `.wandb` file asynchronously, every `flush_interval`
+    seconds (where the installed wandb has that setting, else when a 32 KiB block fills or the
+    run finishes), and offers no request that forces a write. `flush()`, which the learner
+    calls before it commits a checkpoint, therefore waits until every row this session logged
+    is in the file (at most about `flush_interval`; up to `flush_timeout`, then a warning), so
+    a crash at any time after the commit loses nothing the checkpoint covers. `finish` and
     `close` return once W&B has written the run's file completely (up to 60 s).
 
     Args:
@@ -64,7 +68,10 @@ class WandbLogger(ExperimentLogger):
         name: The run's display name; None: W&B picks one.
         entity: The W&B entity (team or user) for online runs.
         iterations: Also log the iteration values (False: epoch values only).
-        flush_interval: Seconds between W&B's writes of its `.wandb` file (wandb >= 0.22).
+        flush_interval: Seconds between W&B's writes of its `.wandb` file (wandb >= 0.22):
+            the most a checkpoint waits for the rows logged before it.
+        flush_timeout: Seconds `flush()` waits for W&B to write the rows before it warns
+            and lets the checkpoint commit anyway.
         **init_kwargs: More `wandb.init` arguments (e.g. `tags`, `group`, `settings`).
 
     Raises:
@@ -79,7 +86,8 @@ class WandbLogger(ExperimentLogger):
         name: str | None = None,
         entity: str | None = None,
         iterations: bool = True,
-        flush_interval: float = 1.0,
+        flush_interval: float = 0.2,
+        flush_timeout: float = 30.0,
         **init_kwargs: Any,
     ) -> None:
         self._wandb = import_extra("wandb", "wandb", "wandb", "WandbLogger")
@@ -94,11 +102,14 @@ class WandbLogger(ExperimentLogger):
         self.entity = entity
         self.iterations = bool(iterations)
         self.flush_interval = float(flush_interval)
+        self.flush_timeout = float(flush_timeout)
         self.finish_timeout = 60.0  # seconds `finish`/`close` wait for W&B's file
         self.init_kwargs = init_kwargs
         self.run: Any = None
         self._epochs: dict[str, int] = {}  # split -> last epoch stored by earlier sessions
         self._step = 0  # last global step stored by earlier sessions
+        self._logged = 0  # history rows this session logged
+        self._tail: _HistoryTail | None = None  # this session's `.wandb` file, as written
 
     def __repr__(self) -> str:
         return f"WandbLogger(project={self.project!r}, mode={self.mode!r})"
@@ -133,6 +144,9 @@ class WandbLogger(ExperimentLogger):
             config=run.params(),
             **kwargs,
         )
+        self._logged = 0
+        sync_file = getattr(self.run.settings, "sync_file", "") or ""
+        self._tail = _HistoryTail(Path(sync_file)) if self.mode == "offline" and sync_file else None
         self.run.define_metric(EPOCH_KEY)
         for split in TRAINING_SPLITS:
             self.run.define_metric(f"{split}/*", step_metric=EPOCH_KEY)
@@ -174,7 +188,7 @@ class WandbLogger(ExperimentLogger):
         row: dict[str, Any] = {STEP_KEY: step}
         prefix = f"{ITERATION_GROUP}/{split}/"
         row.update({prefix + name: value for name, value in scalars(values, lr).items()})
-        self._open().log(row)
+        self._log(row)
 
     def log_epoch(
         self, split: str, epoch: int, values: Mapping[str, float], lr: float | None = None
@@ -186,7 +200,34 @@ class WandbLogger(ExperimentLogger):
             return  # an earlier session stored this epoch already
         row: dict[str, Any] = {EPOCH_KEY: epoch}
         row.update({f"{split}/{name}": value for name, value in scalars(values, lr).items()})
+        self._log(row)
+
+    def _log(self, row: dict[str, Any]) -> None:
         self._open().log(row)
+        self._logged += 1
+
+    def flush(self) -> None:
+        """Wait until W&B has written every row logged so far to the run's `.wandb` file.
+
+        Offline runs only (online, W&B's service uploads on its own; the file is its
+        recovery copy). Returns as soon as the rows are in the file, at most about
+        `flush_interval` seconds after they were logged.
+        """
+        if self.run is None or self._tail is None:
+            return
+        deadline = time.monotonic() + self.flush_timeout
+        while self._tail.rows() < self._logged:
+            if time.monotonic() > deadline:
+                log.warning(
+                    "WandbLogger: W&B had written %d of the %d rows logged to %s after %.0f s; "
+                    "a crash now may lose the others (see flush_interval).",
+                    self._tail.rows(),
+                    self._logged,
+                    self._tail.path,
+                    self.flush_timeout,
+                )
+                return
+            time.sleep(min(0.02, self.flush_interval / 4) or 0.02)
 
     def finish(
         self, summary: str | None = None, model_path: str | os.PathLike | None = None
@@ -227,6 +268,30 @@ class WandbLogger(ExperimentLogger):
         if self.run is None:
             raise RuntimeError("WandbLogger is not started: the learner calls `start(run)` first.")
         return self.run
+
+
+class _HistoryTail:
+    """Counts the history rows of a `.wandb` file as W&B writes it (reads new records only)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = _FILE_HEADER.size
+        self.count = 0
+
+    def rows(self) -> int:
+        """The history rows written so far."""
+        from wandb.proto import wandb_internal_pb2
+
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return 0
+        records, self.offset = _scan(data, self.offset)
+        for chunk in records:
+            record = wandb_internal_pb2.Record()  # type: ignore[attr-defined]  # generated
+            record.ParseFromString(chunk)
+            self.count += record.WhichOneof("record_type") == "history"
+        return self.count
 
 
 def _wait_for_exit_record(path: Path, timeout: float) -> None:
@@ -276,31 +341,44 @@ def _records(path: Path) -> Iterator[bytes]:
     ident, magic, _version = _FILE_HEADER.unpack_from(data)
     if ident != b":W&B" or magic != 0xBEE1:
         raise ValueError(f"{path} is not a W&B transaction log (.wandb file).")
-    offset, parts = _FILE_HEADER.size, []
+    records, _ = _scan(data, _FILE_HEADER.size)
+    yield from records
+
+
+def _scan(data: bytes, offset: int) -> tuple[list[bytes], int]:
+    """The complete records of `data` from `offset` (the end of a record), and the offset
+    after the last of them: a record not yet (or not wholly) written is left for later."""
+    records: list[bytes] = []
+    parts: list[bytes] = []
+    end = offset
     while True:
         room = _BLOCK - offset % _BLOCK
         if room < _RECORD_HEADER.size:  # the rest of the block is padding
+            if offset + room > len(data):
+                return records, end
             offset += room
             continue
         if offset + _RECORD_HEADER.size > len(data):
-            return
+            return records, end
         checksum, length, kind = _RECORD_HEADER.unpack_from(data, offset)
         start = offset + _RECORD_HEADER.size
         if kind == 0 or start + length > len(data):
-            return
+            return records, end
         chunk = data[start : start + length]
         if zlib.crc32(chunk, zlib.crc32(bytes([kind]))) != checksum:
-            return
+            return records, end
         offset = start + length
         if kind == _FULL:
-            yield chunk
+            records.append(chunk)
+            end = offset
         elif kind == _FIRST:
             parts = [chunk]
         elif kind == _MIDDLE:
             parts.append(chunk)
         elif kind == _LAST:
-            yield b"".join([*parts, chunk])
+            records.append(b"".join([*parts, chunk]))
             parts = []
+            end = offset
 
 
 def read_wandb_history(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
