@@ -27,6 +27,7 @@ from burnish.optim.base import Optimizer
 from burnish.train.announce import Announcer
 from burnish.train.checkpoint.async_writer import AsyncCheckpointer
 from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
+from burnish.train.checkpoint.lineage import Line, Lineage, RunStart, StartKind
 from burnish.train.checkpoint.resume import ResumeFrom, ResumePoint, find_resume_point
 from burnish.train.checkpoint.retention import Retention
 from burnish.train.checkpoint.run_end import Resumed, RunEnd
@@ -64,6 +65,12 @@ class LearningCheckpointer:
             `on_checkpoint`); at the next save or at the end of the run (`wait`).
         announce: tells the user, on the console and in the log, where the run resumed and
             which checkpoints were skipped or removed; default: the log only.
+        artifact_dir: the run's directory, where a branch moves the part it leaves
+            (`branches/`, see `Lineage`); default: the checkpoint directory's parent.
+
+    Attributes:
+        start: after `restore`, how the run started (fresh, continuing its line, beginning a
+            branch: `RunStart`); on rank 0 only the trackers need it.
     """
 
     def __init__(
@@ -75,6 +82,7 @@ class LearningCheckpointer:
         before_save: Callable[[], None] | None = None,
         after_save: Callable[[CheckpointId, Path, int], None] | None = None,
         announce: Announcer | None = None,
+        artifact_dir: Path | None = None,
     ) -> None:
         self.checkpointer = checkpointer
         self.strategy = strategy
@@ -86,6 +94,12 @@ class LearningCheckpointer:
         self.announce = announce or Announcer()
         self.writer = AsyncCheckpointer()
         self._unannounced: list[tuple[CheckpointId, int]] = []  # submitted, not yet told
+        self.line = Line()
+        self.start = RunStart(StartKind.FRESH, self.line)
+        self.lineage = None
+        if checkpointer is not None:
+            directory = artifact_dir if artifact_dir is not None else checkpointer.directory.parent
+            self.lineage = Lineage(directory, checkpointer.directory)
 
     def restore(
         self,
@@ -101,8 +115,10 @@ class LearningCheckpointer:
         Raises:
             CheckpointError: if the requested checkpoint is missing or damaged.
         """
-        if self.checkpointer is None or self.resume_from is None:
+        if self.checkpointer is None or self.resume_from is None or self.lineage is None:
             return None
+        if self.is_main:
+            self._finish_branch()
         point = find_resume_point(
             self.checkpointer,
             self.resume_from,
@@ -113,6 +129,7 @@ class LearningCheckpointer:
         )
         if point is None:
             return None
+        self._follow_line(state, point)
         self._load(state, point)
         self.announce.info(resume_line(point.checkpoint, state.step, state.position))
         if self.is_main:
@@ -279,7 +296,55 @@ class LearningCheckpointer:
         learner["checkpointing_strategy"] = self.strategy.to_record()
         learner["retention"] = self.retention.to_record()
         learner["end"] = end.to_record() if end is not None else None
+        learner["line"] = self.line.to_record()
         return records
+
+    # -- lineage ---------------------------------------------------------------------------
+
+    def _finish_branch(self) -> None:
+        """Finish moving aside what a branch left, if a kill cut its start short."""
+        assert self.lineage is not None
+        archive = self.lineage.finish_pending()
+        if archive is not None:
+            self.announce.warning(
+                f"Finished beginning a branch that a crash interrupted: the part it left is in "
+                f"{archive}; this run continues the branch."
+            )
+
+    def _follow_line(self, state: TrainingState, point: ResumePoint) -> None:
+        """The line this run writes: the resumed checkpoint's, a branch that began at it, or a
+        new branch when `checkpoint(N)` goes back from later checkpoints or logs (rank 0)."""
+        assert self.lineage is not None
+        learner = point.records["learner"]
+        line, step = Line.from_record(learner.get("line")), int(learner.get("step", 0))
+        name = point.checkpoint.name
+        current = self.lineage.current()
+        if current is not None and current.origin == name and current.parent == line.number:
+            line = current  # the branch began here, then stopped before its first checkpoint
+        going_back = isinstance(self.resume_from, int) and not isinstance(self.resume_from, bool)
+        if self.is_main and going_back and self._past(state, point):
+            later = [c.name for c in self.lineage.later(point.checkpoint)]
+            self.line, archive = self.lineage.begin(line, point.checkpoint, step)
+            self.start = RunStart(StartKind.BRANCH, self.line, name, step, archive)
+            moved = f"checkpoints {', '.join(later)} and " if later else ""
+            self.announce.info(
+                f"Branching from checkpoint {name} (line {self.line.number}): the run's later "
+                f"{moved}logs were moved aside to {archive}; resume() continues this branch."
+            )
+            return
+        self.line = line
+        self.start = RunStart(StartKind.CONTINUE, line, name, step)
+
+    def _past(self, state: TrainingState, point: ResumePoint) -> bool:
+        """Whether checkpoints or metric logs of the run go past `point`."""
+        assert self.lineage is not None
+        if self.lineage.later(point.checkpoint):
+            return True
+        positions = point.records["learner"]["loggers"]
+        return any(
+            _logs_past(state.processor.splits[split].logger, positions[split.value])
+            for split in (Split.TRAIN, Split.VALID)
+        )
 
     def _present(self, point: ResumePoint) -> list[int]:
         """The epochs of the committed epoch checkpoints up to `point`."""
@@ -315,6 +380,28 @@ class LearningCheckpointer:
             positions = records["learner"]["loggers"]
             for split in (Split.TRAIN, Split.VALID):
                 state.processor.splits[split].logger.truncate_to(positions[split.value])
+
+
+def _logs_past(logger: object, positions: Any) -> bool:
+    """Whether a file logger holds lines past `positions` (a later epoch, or more lines)."""
+    from burnish.train.logger import FileMetricLogger
+    from burnish.train.logger.base import check_positions
+
+    if not isinstance(logger, FileMetricLogger):
+        return False
+    epoch, lines = check_positions(positions)
+    if logger.epochs() > epoch:
+        return True
+    committed = {logger.file_path(name, epoch).name: count for name, count in lines.items()}
+    return any(
+        _line_count(path) > committed.get(path.name, 0)
+        for path in logger.epoch_directory(epoch).glob("*.log")
+    )
+
+
+def _line_count(path: Path) -> int:
+    with open(path, "rb") as file:
+        return sum(1 for _ in file)
 
 
 def resume_line(checkpoint: CheckpointId, step: int, position: Position) -> str:
