@@ -28,6 +28,7 @@ from burnish.train.run_metrics import (
 )
 from burnish.train.split import Split
 from burnish.train.tracking import DEFAULT_LOG_EVERY
+from burnish.value_builder import ValueBuilder
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -56,14 +57,15 @@ _DEFAULT: Literal["default"] = "default"
 __all__ = ["TrainingBuilder"]
 
 
-class TrainingBuilder:
+class TrainingBuilder(ValueBuilder):
     """The settings `LearnerBuilder` and `SupervisedTraining` share, written once.
 
-    Every method returns the builder. The methods are Burn's (metrics, epochs, devices,
-    checkpoints, early stopping, renderer, loggers), plus burnish's `resume`,
-    `checkpoint_every`, `deterministic`, `mixed_precision`, `compile`, `strategy`, `log_to`,
-    `log_every`, `max_iterations` and `valid_every`. Settings are checked when given or when
-    the learner is built; nothing runs until training starts.
+    Every method returns a new builder and leaves this one as it was (Burn's builders are
+    consumed by each call), so one builder can seed several runs. The methods are Burn's
+    (metrics, epochs, devices, checkpoints, early stopping, renderer, loggers), plus
+    burnish's `resume`, `checkpoint_every`, `deterministic`, `mixed_precision`, `compile`,
+    `strategy`, `log_to`, `log_every`, `max_iterations` and `valid_every`. Settings are
+    checked when given or when the learner is built; nothing runs until training starts.
 
     Args:
         artifact_dir: where `experiment.log`, metric logs (`train/`, `valid/`) and
@@ -151,22 +153,30 @@ class TrainingBuilder:
                     f"`metrics` takes Numeric metrics; {type(metric).__name__} is not one. "
                     "Register it with `metrics_text(...)` instead."
                 )
+        new = self._replace()
         for metric in flat:
-            self._add_metric(Split.TRAIN, metric, numeric=True)
-            self._add_metric(Split.VALID, copy.deepcopy(metric), numeric=True)
-        return self
+            new._append_metric(Split.TRAIN, metric, numeric=True)
+            new._append_metric(Split.VALID, copy.deepcopy(metric), numeric=True)
+        return new
 
     def metrics_text(self, *metrics: Metric | tuple[Metric, ...] | list[Metric]) -> Self:
         """Register text metrics on both splits at once (Burn: `.metrics_text((a, b))`; a
         tuple or list, or the metrics one by one)."""
         from burnish.train.metric_args import metrics_of
 
+        new = self._replace()
         for metric in metrics_of(metrics):
-            self._add_metric(Split.TRAIN, metric, numeric=False)
-            self._add_metric(Split.VALID, copy.deepcopy(metric), numeric=False)
-        return self
+            new._append_metric(Split.TRAIN, metric, numeric=False)
+            new._append_metric(Split.VALID, copy.deepcopy(metric), numeric=False)
+        return new
 
     def _add_metric(self, split: Split, metric: Metric, numeric: bool) -> Self:
+        new = self._replace()
+        new._append_metric(split, metric, numeric)
+        return new
+
+    def _append_metric(self, split: Split, metric: Metric, numeric: bool) -> None:
+        """Append to this builder's own list: only on a copy made by `_replace`."""
         from burnish.train.metric.base import Metric, Numeric
 
         if not isinstance(metric, Metric):
@@ -185,8 +195,7 @@ class TrainingBuilder:
             )
         self._metrics[split].append(metric)
         for companion in metric.companions():  # e.g. ThroughputMetric's MFU
-            self._add_metric(split, companion, numeric)
-        return self
+            self._append_metric(split, companion, numeric)
 
     # -- loop ------------------------------------------------------------------------------
 
@@ -196,8 +205,7 @@ class TrainingBuilder:
         With `max_iterations(n)` it is an upper bound: the run ends at whichever comes first.
         """
         _require_positive("num_epochs", num_epochs)
-        self._num_epochs = num_epochs
-        return self
+        return self._replace(_num_epochs=num_epochs)
 
     def max_iterations(self, iterations: int) -> Self:
         """End training after `iterations` optimizer steps, in whatever epoch (a step budget).
@@ -219,8 +227,7 @@ class TrainingBuilder:
             >>> builder = LearnerBuilder("artifacts").max_iterations(10_000).valid_every(1_000)
         """
         _require_positive("max_iterations", iterations)
-        self._max_iterations = iterations
-        return self
+        return self._replace(_max_iterations=iterations)
 
     def valid_every(self, iterations: int) -> Self:
         """Also validate every `iterations` optimizer steps, inside the epochs.
@@ -239,8 +246,7 @@ class TrainingBuilder:
             >>> builder = LearnerBuilder("artifacts").valid_every(500)
         """
         _require_positive("valid_every", iterations)
-        self._valid_every = iterations
-        return self
+        return self._replace(_valid_every=iterations)
 
     def devices(self, devices: Sequence[torch.device | str]) -> Self:
         """The device to train on (one per process); `fit` moves the model and data there."""
@@ -257,9 +263,7 @@ class TrainingBuilder:
                 "device under torch.distributed: launch the script with "
                 "`torchrun --nproc_per_node=N` and pass one device per process."
             )
-        self._device = parse_device(devices[0])
-        self._execution = None
-        return self
+        return self._replace(_device=parse_device(devices[0]), _execution=None)
 
     def with_training_strategy(self, strategy: TrainingStrategy | ExecutionStrategy) -> Self:
         """Where and how to train (Burn main: `with_training_strategy(strategy.into())`).
@@ -282,11 +286,11 @@ class TrainingBuilder:
         from burnish.train.execution_strategy import as_training_strategy
 
         training = as_training_strategy(strategy)
-        self._custom_strategy = training.custom_strategy
-        if training.execution is not None:
-            self._execution = training.execution
-            self._device = None
-        return self
+        if training.execution is None:
+            return self._replace(_custom_strategy=training.custom_strategy)
+        return self._replace(
+            _custom_strategy=training.custom_strategy, _execution=training.execution, _device=None
+        )
 
     def gradient_checkpointing(self, blocks: BlockSelector = None) -> Self:
         """Recompute the activations of the model's blocks in the backward pass (less memory,
@@ -304,9 +308,7 @@ class TrainingBuilder:
         from burnish.gradient_checkpointing import _predicate
 
         _predicate(blocks)  # a wrong selector fails here, not in `fit`
-        self._gradient_checkpointing = True
-        self._checkpoint_blocks = blocks
-        return self
+        return self._replace(_gradient_checkpointing=True, _checkpoint_blocks=blocks)
 
     def grads_accumulation(self, accumulation: int, lr_step: LrStep = "iteration") -> Self:
         """Step the optimizer once every `accumulation` iterations with summed gradients.
@@ -332,9 +334,7 @@ class TrainingBuilder:
                 "learner) or 'optimizer_step' (once per optimizer step). Received: "
                 f"lr_step={lr_step!r}."
             )
-        self._grads_accumulation = accumulation
-        self._lr_step = lr_step
-        return self
+        return self._replace(_grads_accumulation=accumulation, _lr_step=lr_step)
 
     def interrupter(self) -> Interrupter:
         """The interrupter of this run: call `.stop()` on it to stop after the current step."""
@@ -342,20 +342,17 @@ class TrainingBuilder:
 
     def with_interrupter(self, interrupter: Interrupter) -> Self:
         """Use a given interrupter (e.g. shared with a UI)."""
-        self._interrupter = interrupter
-        return self
+        return self._replace(_interrupter=interrupter)
 
     def early_stopping(self, strategy: EarlyStoppingStrategy) -> Self:
         """Stop when `strategy.should_stop(epoch, store)` says so (after each epoch)."""
-        self._early_stopping = strategy
-        return self
+        return self._replace(_early_stopping=strategy)
 
     def deterministic(self, enabled: bool = True) -> Self:
         """Use torch's deterministic algorithms during `fit` (with `bn.seed`: repeatable runs)."""
-        self._deterministic = enabled
         if enabled:
             os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-        return self
+        return self._replace(_deterministic=enabled)
 
     def compile(self, *, step: bool = False, **options: Any) -> Self:
         """Run the model through `torch.compile(**options)` during `fit`.
@@ -384,9 +381,7 @@ class TrainingBuilder:
                 and float16 loss scaling (bfloat16 works); `build` refuses the rest.
             **options: keyword arguments of `torch.compile` (`mode`, `backend`, ...).
         """
-        self._compile = dict(options)
-        self._compile_step = step
-        return self
+        return self._replace(_compile=dict(options), _compile_step=step)
 
     def mixed_precision(self, precision: str | torch.dtype) -> Self:
         """Run `train_step` and `valid_step` under `torch.autocast` in a half type.
@@ -405,8 +400,7 @@ class TrainingBuilder:
         """
         from burnish.train.precision import parse_precision
 
-        self._mixed_precision = parse_precision(precision)
-        return self
+        return self._replace(_mixed_precision=parse_precision(precision))
 
     def strategy(
         self, name: str, *, shard_policy: Callable[[nn.Module], bool] | None = None
@@ -435,9 +429,7 @@ class TrainingBuilder:
                 "`shard_policy` picks FSDP units, so it needs strategy('fsdp'). Received: "
                 f"strategy={name!r} with a shard_policy."
             )
-        self._strategy_name = name
-        self._shard_policy = shard_policy
-        return self
+        return self._replace(_strategy_name=name, _shard_policy=shard_policy)
 
     def with_ema(
         self,
@@ -482,8 +474,8 @@ class TrainingBuilder:
         """
         from burnish.train.ema import EmaSettings
 
-        self._ema = EmaSettings(decay, warmup, warmup_power, update_every, buffers, validate)
-        return self
+        ema = EmaSettings(decay, warmup, warmup_power, update_every, buffers, validate)
+        return self._replace(_ema=ema)
 
     def on_non_finite(self, mode: NonFiniteMode) -> Self:
         """What an inf or NaN loss or gradient does to the run.
@@ -507,15 +499,13 @@ class TrainingBuilder:
         """
         from burnish.train.non_finite import check_non_finite_mode
 
-        self._on_non_finite = check_non_finite_mode(mode)
-        return self
+        return self._replace(_on_non_finite=check_non_finite_mode(mode))
 
     # -- checkpoints -----------------------------------------------------------------------
 
     def with_file_checkpointer(self, recorder: FileRecorder) -> Self:
         """Save model, optimizer, scheduler and loop state under `checkpoint/` each epoch."""
-        self._recorder, self._checkpointers = recorder, None
-        return self
+        return self._replace(_recorder=recorder, _checkpointers=None)
 
     def with_default_checkpointers(self) -> Self:
         """Burn main's default checkpoints: model, optimizer, scheduler (and the loop's state)
@@ -523,8 +513,7 @@ class TrainingBuilder:
         `with_file_checkpointer` writes them: committed atomically, resumed exactly."""
         from burnish.record.store.recorder import BurnpackFileRecorder
 
-        self._recorder, self._checkpointers = BurnpackFileRecorder(), None
-        return self
+        return self._replace(_recorder=BurnpackFileRecorder(), _checkpointers=None)
 
     def with_custom_checkpointers(self, model: Any, optim: Any, scheduler: Any) -> Self:
         """Burn main's `with_custom_checkpointers(model, optim, scheduler)`.
@@ -545,40 +534,33 @@ class TrainingBuilder:
         parts = (model, optim, scheduler)
         if any(is_checkpointer(part) for part in parts):
             check_checkpointers(*parts)
-            self._recorder, self._checkpointers = None, parts
-            return self
-        self._recorder = PartRecorders(model=model, optim=optim, scheduler=scheduler)
-        self._checkpointers = None
-        return self
+            return self._replace(_recorder=None, _checkpointers=parts)
+        recorders = PartRecorders(model=model, optim=optim, scheduler=scheduler)
+        return self._replace(_recorder=recorders, _checkpointers=None)
 
     def with_checkpointing_strategy(self, strategy: CheckpointingStrategy) -> Self:
         """Which epoch checkpoints to keep (default: last 2 + best valid loss)."""
-        self._strategy = strategy
-        return self
+        return self._replace(_strategy=strategy)
 
     def checkpoint(self, epoch: int | Literal["latest"]) -> Self:
         """Resume from the checkpoint of `epoch`, or `"latest"` (fails if there is none)."""
         if epoch == ResumeFrom.LATEST.value:
-            self._resume_from = ResumeFrom.LATEST
-            return self
+            return self._replace(_resume_from=ResumeFrom.LATEST)
         if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
             raise ValueError(
                 "`checkpoint` takes an epoch (an integer >= 1) or 'latest'. "
                 f"Received: checkpoint={epoch!r}."
             )
-        self._resume_from = epoch
-        return self
+        return self._replace(_resume_from=epoch)
 
     def resume(self) -> Self:
         """Continue from the newest complete checkpoint, exactly; start fresh if there is none."""
-        self._resume_from = ResumeFrom.AUTO
-        return self
+        return self._replace(_resume_from=ResumeFrom.AUTO)
 
     def checkpoint_every(self, iterations: int) -> Self:
         """Also commit a checkpoint every `iterations` training iterations (crash safety)."""
         _require_positive("checkpoint_every", iterations)
-        self._checkpoint_every = iterations
-        return self
+        return self._replace(_checkpoint_every=iterations)
 
     def preemption(
         self,
@@ -611,8 +593,7 @@ class TrainingBuilder:
         """
         from burnish.train.preemption import preemption_settings
 
-        self._preemption = preemption_settings(signals, requeue, exit_code)
-        return self
+        return self._replace(_preemption=preemption_settings(signals, requeue, exit_code))
 
     # -- output ----------------------------------------------------------------------------
 
@@ -623,8 +604,7 @@ class TrainingBuilder:
         from burnish.train.renderer.burn_trait import as_metrics_renderer
 
         as_metrics_renderer(renderer)  # a TypeError now for an object of neither kind
-        self._renderer = renderer
-        return self
+        return self._replace(_renderer=renderer)
 
     def with_progress_logger(self, logger: TrainingProgressLogger | Any) -> Self:
         """Tell `logger` where the run is (Burn main's `TrainingProgressLogger`: `start`,
@@ -634,8 +614,7 @@ class TrainingBuilder:
             TypeError: if `logger` has none of those methods.
         """
         check_progress_logger(logger, "update_split")
-        self._progress_logger = logger
-        return self
+        return self._replace(_progress_logger=logger)
 
     def with_metric_logger(self, logger: MetricLogger, valid: MetricLogger | None = None) -> Self:
         """Log metric values to `logger` instead of the files of `train/` and `valid/`.
@@ -657,10 +636,9 @@ class TrainingBuilder:
                     f"(e.g. InMemoryMetricLogger()). Received: {type(given).__name__}."
                 )
         if valid is None:
-            self._loggers = {s: logger.for_split(s) for s in (Split.TRAIN, Split.VALID)}
-        else:
-            self._loggers = {Split.TRAIN: logger, Split.VALID: valid}
-        return self
+            loggers = {s: logger.for_split(s) for s in (Split.TRAIN, Split.VALID)}
+            return self._replace(_loggers=loggers)
+        return self._replace(_loggers={Split.TRAIN: logger, Split.VALID: valid})
 
     def log_to(self, *loggers: ExperimentLogger, config: Any = None) -> Self:
         """Also send the run to experiment trackers, beside Burn's file logs (rank 0 only).
@@ -694,10 +672,8 @@ class TrainingBuilder:
                     f"MlflowLogger, WandbLogger). Received: {logger!r}. A MetricLogger "
                     "replaces the file logs: pass it to `with_metric_logger`."
                 )
-        self._trackers.extend(loggers)
-        if config is not None:
-            self._tracker_config = config
-        return self
+        config = self._tracker_config if config is None else config
+        return self._replace(_trackers=[*self._trackers, *loggers], _tracker_config=config)
 
     def log_every(self, iterations: int) -> Self:
         """Give the trackers (`log_to`) iteration values every `iterations` iterations.
@@ -710,8 +686,7 @@ class TrainingBuilder:
         iteration.
         """
         _require_positive("log_every", iterations)
-        self._log_every = iterations
-        return self
+        return self._replace(_log_every=iterations)
 
     def with_listener(self, listener: TrainingListener) -> Self:
         """Call `listener` at the run's moments: fit start, each iteration's end, each epoch's
@@ -751,18 +726,15 @@ class TrainingBuilder:
                 "a checkpointed listener needs both (its state goes into each checkpoint and "
                 f"comes back on resume). Add `{missing}`, or remove `{has[0]}`."
             )
-        self._listeners.append(listener)
-        return self
+        return self._replace(_listeners=[*self._listeners, listener])
 
     def with_application_logger(self, installer: ApplicationLoggerInstaller | None) -> Self:
         """Install this application logger (None: leave Python logging alone)."""
-        self._application_logger = installer
-        return self
+        return self._replace(_application_logger=installer)
 
     def summary(self) -> Self:
         """Print the LearnerSummary table when `fit` ends."""
-        self._summary = True
-        return self
+        return self._replace(_summary=True)
 
     def _learner_options(self, optim: Optimizer) -> LearnerOptions:
         """The settings as `LearnerOptions`, checked against this machine and `optim`."""

@@ -32,7 +32,12 @@ from torch import nn
 from burnish.module import valid
 from burnish.train.artifact_dir import prepare_artifact_dir
 from burnish.train.batch_check import model_device
-from burnish.train.data_adapter import NO_BATCH, DataAdapter
+from burnish.train.data_adapter import (
+    NO_BATCH,
+    DataAdapter,
+    check_has_batches,
+    no_batch_in_epoch,
+)
 from burnish.train.distributed import DistributedContext
 from burnish.train.interrupter import Interrupter
 from burnish.train.logger.progress import EvaluationProgressLogger, check_progress_logger
@@ -45,6 +50,7 @@ from burnish.train.renderer.notebook import show_summary
 from burnish.train.session import enter_directory
 from burnish.train.split import Split
 from burnish.train.step_check import check_first_batch, check_inference_item
+from burnish.value_builder import ValueBuilder
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -127,8 +133,9 @@ class EvaluationResults(list[EvaluationResult]):
             self.renderer.manual_close()
 
 
-class EvaluatorBuilder:
-    """Configures an `Evaluator` (Burn main's `EvaluatorBuilder`); every method returns it.
+class EvaluatorBuilder(ValueBuilder):
+    """Configures an `Evaluator` (Burn main's `EvaluatorBuilder`); every method returns a new
+    builder and leaves this one as it was.
 
     Example:
         >>> evaluator = (
@@ -162,18 +169,20 @@ class EvaluatorBuilder:
         metrics one by one)."""
         from burnish.train.metric_args import metrics_of
 
+        new = self
         for metric in metrics_of(metrics):
-            self.metric_numeric(metric)
-        return self
+            new = new.metric_numeric(metric)
+        return new
 
     def metrics_text(self, *metrics: Metric | tuple[Metric, ...] | list[Metric]) -> Self:
         """Register text metrics (Burn: `.metrics_text((a, b))`; a tuple or list, or the
         metrics one by one)."""
         from burnish.train.metric_args import metrics_of
 
+        new = self
         for metric in metrics_of(metrics):
-            self.metric(metric)
-        return self
+            new = new.metric(metric)
+        return new
 
     def metric_numeric(self, metric: Metric) -> Self:
         """Register a numeric metric: logged per iteration, its value over the set returned."""
@@ -198,15 +207,13 @@ class EvaluatorBuilder:
                 f"A metric named {metric.name!r} is already registered; each name is a log "
                 "file, so register each metric once."
             )
-        self._metrics.append(metric)
-        return self
+        return self._replace(_metrics=[*self._metrics, metric])
 
     def renderer(self, renderer: MetricsRenderer | Any) -> Self:
         """Use this renderer instead of the default (TUI in a terminal, else CLI): a burnish
         `MetricsRenderer` or one written to Burn's traits (`update_test`, ...)."""
         as_metrics_renderer(renderer)  # a TypeError now for an object of neither kind
-        self._renderer = renderer
-        return self
+        return self._replace(_renderer=renderer)
 
     def with_progress_logger(self, logger: EvaluationProgressLogger | Any) -> Self:
         """Tell `logger` where the evaluation is (Burn main's `EvaluationProgressLogger`:
@@ -217,29 +224,24 @@ class EvaluatorBuilder:
             TypeError: if `logger` has no `update_test_progress` method.
         """
         check_progress_logger(logger, "update_test_progress")
-        self._progress_logger = logger
-        return self
+        return self._replace(_progress_logger=logger)
 
     def with_metric_logger(self, logger: MetricLogger) -> Self:
         """Log to `logger` instead of the files of `test/<name>/` (one logger for every eval)."""
-        self._logger = logger
-        return self
+        return self._replace(_logger=logger)
 
     def with_application_logger(self, installer: ApplicationLoggerInstaller | None) -> Self:
         """Install this application logger (default: `<directory>/evaluation.log`; None:
         leave Python logging alone)."""
-        self._application_logger = installer
-        return self
+        return self._replace(_application_logger=installer)
 
     def with_interrupter(self, interrupter: Interrupter) -> Self:
         """Use a given interrupter: `.stop()` on it ends an evaluation after the current batch."""
-        self._interrupter = interrupter
-        return self
+        return self._replace(_interrupter=interrupter)
 
     def summary(self) -> Self:
         """Print the summary table (with the test rows) after each `eval`."""
-        self._summary = True
-        return self
+        return self._replace(_summary=True)
 
     def build(self, model: nn.Module) -> Evaluator:
         """The `Evaluator` of `model`: it runs `test_step` if the model has one, else
@@ -322,7 +324,8 @@ class Evaluator:
             The metrics' values over the whole data set.
 
         Raises:
-            ValueError: for a name that cannot be a directory.
+            ValueError: for a name that cannot be a directory, or a data loader without
+                batches.
             RunLockedError: if a training run is writing in the directory.
         """
         [result] = self.eval_all([(name, dataloader)])
@@ -353,6 +356,8 @@ class Evaluator:
                     "`eval_all([('mnist-test', loader)])`."
                 )
         named = [(name, evaluation_tag(name), loader) for name, loader in pairs]
+        for name, _, loader in named:  # len() only, before anything is written
+            check_has_batches(loader, "test", name)
         self.interrupter.reset()  # a stop request ended an earlier evaluation, not this one
         context = DistributedContext.detect(model_device(self.model))
         if context.device is not None:
@@ -414,6 +419,8 @@ class Evaluator:
                 if self._stop_requested(context, iteration, processor.sync_every):
                     interrupted = True
                     break
+        if iteration == 0:  # its len() was not true
+            raise no_batch_in_epoch(adapter, "test", name)
         values = processor.end_epoch(Split.TEST, 1)
         items = _items(adapter, iteration, context)
         shown = " | ".join(f"{k} {v:.4g}" for k, v in values.items())

@@ -18,7 +18,8 @@ __all__ = ["LearnerBuilder"]
 
 
 class LearnerBuilder(TrainingBuilder):
-    """Configures and builds a `Learner`; every method returns the builder.
+    """Configures and builds a `Learner`; every method returns a new builder
+    and leaves this one as it was.
 
     The methods are Burn's `LearnerBuilder`'s (metrics, epochs, devices, checkpoints,
     early stopping, renderer, loggers) plus burnish's (see `TrainingBuilder`, which holds

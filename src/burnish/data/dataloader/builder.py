@@ -10,12 +10,17 @@ import burnish.backend
 from burnish.data.dataloader.batcher import Batcher
 from burnish.data.dataloader.loader import DataLoader
 from burnish.data.dataset.base import Dataset, O
+from burnish.value_builder import ValueBuilder
 
 __all__ = ["DataLoaderBuilder"]
 
 
-class DataLoaderBuilder(Generic[O]):
+class DataLoaderBuilder(ValueBuilder, Generic[O]):
     """Builds a `DataLoader` (Burn: `DataLoaderBuilder::new(batcher)`).
+
+    Every method returns a new builder and leaves this one as it was (Burn's builder is
+    consumed by each call): `loader.shuffle(0).build(train)` then `loader.build(valid)`
+    shuffles the training data only.
 
     Args:
         batcher: turns a list of items into a batch (see `Batcher`).
@@ -61,31 +66,26 @@ class DataLoaderBuilder(Generic[O]):
     def batch_size(self, batch_size: int) -> DataLoaderBuilder[O]:
         """Items per batch (default 1, as in Burn); the last batch may be smaller."""
         _check_int("batch_size", batch_size, minimum=1)
-        self._batch_size = batch_size
-        return self
+        return self._replace(_batch_size=batch_size)
 
     def shuffle(self, seed: int) -> DataLoaderBuilder[O]:
         """Shuffle the items with `seed`, in a new order each epoch (default: dataset order)."""
         _check_int("seed", seed, minimum=0)
-        self._seed = seed
-        return self
+        return self._replace(_seed=seed)
 
     def num_workers(self, num_workers: int) -> DataLoaderBuilder[O]:
         """Worker processes building batches (default 0: in the calling process)."""
         _check_int("num_workers", num_workers, minimum=0)
-        self._num_workers = num_workers
-        return self
+        return self._replace(_num_workers=num_workers)
 
     def set_device(self, device: torch.device | str) -> DataLoaderBuilder[O]:
         """The device batches are built on or moved to (default `"cpu"`)."""
-        self._device = burnish.backend.device(device)
-        return self
+        return self._replace(_device=burnish.backend.device(device))
 
     def prefetch_factor(self, prefetch_factor: int) -> DataLoaderBuilder[O]:
         """Batches each worker prepares ahead (torch's default, 2, when not set)."""
         _check_int("prefetch_factor", prefetch_factor, minimum=1)
-        self._prefetch_factor = prefetch_factor
-        return self
+        return self._replace(_prefetch_factor=prefetch_factor)
 
     def build(self, dataset: Dataset[Any]) -> DataLoader[O]:
         """The data loader over `dataset`.

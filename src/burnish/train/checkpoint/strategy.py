@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 
 from burnish.errors import RecordError
 from burnish.train.metric.store import Aggregate, Direction, MetricFinder, Split, metric_name
+from burnish.value_builder import ValueBuilder
 
 __all__ = [
     "CheckpointingAction",
@@ -308,20 +309,20 @@ class ComposedCheckpointingStrategy(CheckpointingStrategy):
         return f"ComposedCheckpointingStrategy({self.strategies!r})"
 
 
-class ComposedCheckpointingStrategyBuilder:
-    """Collects strategies for a `ComposedCheckpointingStrategy` (Burn's builder)."""
+class ComposedCheckpointingStrategyBuilder(ValueBuilder):
+    """Collects strategies for a `ComposedCheckpointingStrategy` (Burn's builder); `add`
+    returns a new builder and leaves this one as it was."""
 
     def __init__(self) -> None:
         self.strategies: list[CheckpointingStrategy] = []
 
     def add(self, strategy: CheckpointingStrategy) -> ComposedCheckpointingStrategyBuilder:
-        """Add `strategy`; returns the builder."""
+        """A new builder with `strategy` added."""
         if not isinstance(strategy, CheckpointingStrategy):
             raise TypeError(
                 f"`strategy` must be a CheckpointingStrategy. Received: {type(strategy).__name__}."
             )
-        self.strategies.append(strategy)
-        return self
+        return self._replace(strategies=[*self.strategies, strategy])
 
     def build(self) -> ComposedCheckpointingStrategy:
         """The composed strategy."""
