@@ -219,3 +219,24 @@ def test_stopping_conditions_burn_variant_is_no_improvement_since():
     )
     with pytest.raises(ValueError, match=r"`n_epochs` must be an int >= 1\. Received: n_epochs=0"):
         StoppingCondition.NoImprovementSince(n_epochs=0)
+
+
+def test_a_second_launch_of_the_same_training_says_it_replaces_the_first_run(tmp_path, recwarn):
+    dataloader_train, dataloader_valid = loaders(**SMALL)
+    training = (
+        SupervisedTraining(tmp_path, dataloader_train, dataloader_valid)
+        .metrics((LossMetric(),))
+        .with_default_checkpointers()
+        .num_epochs(1)
+    )
+    training.launch(Learner(Mlp(), AdamConfig().init(), 1e-3))
+    assert not [w for w in recwarn if "already launched" in str(w.message)]
+
+    with pytest.warns(UserWarning, match=r"already launched a run in .*Add `\.resume\(\)`"):
+        result = training.launch(Learner(Mlp(), AdamConfig().init(), 1e-3))
+    assert result.epochs_completed == 1
+
+    recwarn.clear()
+    resumed = training.num_epochs(2).resume().launch(Learner(Mlp(), AdamConfig().init(), 1e-3))
+    assert resumed.epochs_completed == 2  # continued the run: no warning
+    assert not [w for w in recwarn if "already launched" in str(w.message)]

@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 import os
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from burnish.train.builder import TrainingBuilder
@@ -56,12 +57,16 @@ class SupervisedTraining(TrainingBuilder):
                 f"dataloader_train={dataloader_train!r}, dataloader_valid={dataloader_valid!r}."
             )
         self._loaders = (dataloader_train, dataloader_valid)
+        self._launches: list[int] = []  # one entry per launch (Burn's `launch(self)` is once)
 
     def launch(self, learner: Learner) -> TrainingResult:
         """Train `learner` with these settings; returns the model and how the run ended.
 
         The same as `LearnerBuilder(...).build(model, optim, lr).fit(train, valid)` with the
-        same settings. A learner is launched once.
+        same settings. A learner is launched once. Burn's `launch(self)` consumes the
+        settings; burnish's may launch again (a new learner, a new run), and a second launch
+        that does not `resume()` warns: it trains from epoch 1 into the same directory,
+        replacing the first run's metric logs and checkpoints.
 
         Args:
             learner: `Learner(model, optim, lr_scheduler)`.
@@ -80,6 +85,15 @@ class SupervisedTraining(TrainingBuilder):
             )
         options = self._learner_options(learner.optim)
         learner = learner._launched_with(options)
+        if self._launches and options.resume_from is None:
+            warnings.warn(
+                f"This SupervisedTraining already launched a run in '{options.artifact_dir}'; "
+                "this launch starts a new run from epoch 1 there, replacing that run's metric "
+                "logs and checkpoints. Add `.resume()` to continue it, or give another "
+                "artifact directory to keep it.",
+                stacklevel=2,
+            )
+        self._launches.append(len(self._launches) + 1)
         if self._custom_strategy is not None:  # Burn's TrainingStrategy::Custom
             return self._custom_strategy.train(learner, *self._loaders)
         return learner.fit(*self._loaders)
