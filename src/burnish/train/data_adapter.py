@@ -7,6 +7,7 @@ iterated as it is. The learner only talks to the adapter, never to the loader's 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 from abc import ABC, abstractmethod
@@ -17,7 +18,16 @@ import torch
 
 from burnish.data.dataloader import DataLoader, Progress
 
-__all__ = ["NO_BATCH", "BurnishDataAdapter", "DataAdapter", "IterableDataAdapter", "data_adapter"]
+__all__ = [
+    "NO_BATCH",
+    "BurnishDataAdapter",
+    "DataAdapter",
+    "IterableDataAdapter",
+    "check_has_batches",
+    "data_adapter",
+    "no_batch_error",
+    "no_batch_in_epoch",
+]
 
 log = logging.getLogger("burnish.train")
 
@@ -191,3 +201,69 @@ def data_adapter(loader: Any) -> DataAdapter:
         "A data loader must be a burnish DataLoader (DataLoaderBuilder(...).build(dataset)), a "
         f"torch.utils.data.DataLoader, or a sized iterable of batches. Received: {loader!r}."
     )
+
+
+# What to do about an empty loader, by its role.
+_EMPTY_ADVICE = {
+    "train": "Give it a dataset with at least one item (check the dataset's path, split, "
+    "filters and PartialDataset range; a torch DataLoader with drop_last needs at least "
+    "one full batch).",
+    "valid": "`fit` validates at every epoch's end and cannot leave validation out: give it "
+    "at least one held-out item (a few hundred are enough), e.g. "
+    "`PartialDataset(MnistDataset.test(), 0, 256)`.",
+    "test": "Give it at least one item, or leave that (name, data loader) pair out of "
+    "`eval`/`eval_all`.",
+}
+
+
+def _contents(loader: Any) -> str:
+    """`ClassName over N items, batch size B`, as far as the loader tells."""
+    items: Any = None
+    if isinstance(loader, DataLoader):
+        items = loader.num_items()
+    else:
+        with contextlib.suppress(AttributeError, TypeError):  # no dataset, or no len()
+            items = len(loader.dataset)
+    size = getattr(loader, "batch_size", None)
+    text = type(loader).__name__
+    if items is not None:
+        text += f" over {items} items"
+    return text + (f", batch size {size}" if isinstance(size, int) else "")
+
+
+def no_batch_error(loader: Any, split: str, detail: str, name: str | None = None) -> ValueError:
+    """The error for a loader of `split` ("train", "valid" or "test", with the evaluation's
+    `name`) that has no batch; `detail` says how that was seen."""
+    if split == "test":
+        which = f"The test data loader {name!r}"
+    else:
+        which = f"The {split} data loader (`dataloader_{split}`)"
+    return ValueError(
+        f"{which} yields no batches: {detail} ({_contents(loader)}). Its metrics would be NaN "
+        f"and nothing would be learned or measured. {_EMPTY_ADVICE[split]}"
+    )
+
+
+def no_batch_in_epoch(adapter: DataAdapter, split: str, name: str | None = None) -> ValueError:
+    """The error for an epoch of `adapter` that drew no batch although its `len()` was not 0
+    (checked once, after the epoch's loop)."""
+    loader = getattr(adapter, "loader", adapter)
+    detail = f"an epoch drew none although len(loader) is {adapter.num_batches()}"
+    return no_batch_error(loader, getattr(split, "value", split), detail, name)
+
+
+def check_has_batches(loader: Any, split: str, name: str | None = None) -> None:
+    """Raise before training if `loader` has no batch by its `len()`. A loader whose `len()`
+    is not usable, or not true, is caught at its first epoch's end (the loop's
+    `no_batch_error`): no check per batch.
+
+    Raises:
+        ValueError: if `len(loader)` is 0.
+    """
+    adapter = data_adapter(loader)
+    try:
+        batches = adapter.num_batches()
+    except TypeError:  # e.g. a torch DataLoader over an IterableDataset without __len__
+        return
+    if batches == 0:
+        raise no_batch_error(loader, split, "len(loader) is 0", name)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from torch import nn
 
 from burnish.train.artifact_dir import prepare_artifact_dir
+from burnish.train.data_adapter import check_has_batches
 from burnish.train.distributed import DistributedContext
 from burnish.train.learner_steps import LearnerSteps
 from burnish.train.renderer.notebook import show_summary
@@ -98,7 +99,7 @@ class Learner(LearnerSteps):
 
         Raises:
             RuntimeError: if `fit` was already called on this learner.
-            ValueError: if a data loader is missing.
+            ValueError: if a data loader is missing or yields no batches.
             TypeError: if the model lacks `train_step` or `valid_step`.
             CheckpointError: if a requested checkpoint cannot be loaded.
             ArtifactDirError: if the artifact directory is a file, is not writable or is on
@@ -114,6 +115,8 @@ class Learner(LearnerSteps):
                 "`fit` needs a train and a valid data loader. Pass them to "
                 "`learner.fit(dataloader_train, dataloader_valid)` or to `LearnerBuilder.build`."
             )
+        check_has_batches(train, "train")  # before anything is written; len() only
+        check_has_batches(valid_loader, "valid")
         self.dataloaders = (train, valid_loader)
         self._fitted = True  # from here on the model and optimizer may have changed
         context = DistributedContext.detect(options.device)

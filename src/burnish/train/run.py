@@ -33,7 +33,7 @@ from burnish.train.compile import (
     CompiledTrainStep,
     check_compiled_step,
 )
-from burnish.train.data_adapter import NO_BATCH, DataAdapter
+from burnish.train.data_adapter import NO_BATCH, DataAdapter, no_batch_in_epoch
 from burnish.train.distributed import DistributedContext
 from burnish.train.eager_step import EagerTrainStep
 from burnish.train.ema import ModelEma
@@ -341,6 +341,7 @@ class Run:
             if trained is not _Trained.DONE:
                 return trained
         batches = self.budget.batches(state, loader.iterate(start))
+        iteration = start
         for iteration, batch in enumerate(batches, start + 1):
             first = iteration == start + 1  # the boundary checks: once per epoch
             if first:
@@ -374,6 +375,8 @@ class Run:
                     return trained
                 if self._stop_requested(iteration):  # e.g. a listener at the validation's end:
                     return _Trained.INTERRUPTED  # its checkpoint is this point's, no batch more
+        if iteration == 0 and not self.budget.spent(state):  # its len() was not true
+            raise no_batch_in_epoch(loader, Split.TRAIN)
         self.listeners.epoch_end(epoch, self.processor.end_epoch(Split.TRAIN, epoch))
         if self.non_finite.stop_requested:
             return _Trained.INTERRUPTED
@@ -447,6 +450,7 @@ class Run:
         start = logger.positions(number)
         model: ValidStep = self.valid_model  # type: ignore[assignment]  # checked at fit
         precision = self.precision.valid() if self.precision else contextlib.nullcontext()
+        iteration = 0
         with torch.no_grad(), precision:
             for iteration, batch in enumerate(loader.iterate(), 1):
                 if iteration == 1 and batch is not NO_BATCH:
@@ -462,6 +466,8 @@ class Run:
                     logger.truncate_to(start)
                     self.listeners.validation_interrupted()
                     return False
+        if iteration == 0:  # its len() was not true
+            raise no_batch_in_epoch(loader, Split.VALID)
         state.validations, state.validated_at = number, state.optimizer_steps
         values = self.processor.end_epoch(Split.VALID, number, shown_epoch=state.position.epoch)
         self.listeners.validation_end(state.position.epoch, values)
