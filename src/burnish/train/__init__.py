@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time, imported o
         SequenceOutput,
         TrainOutput,
     )
+    from burnish.train.prediction import predict
     from burnish.train.preemption import Preempted
     from burnish.train.result import LearningResult, TrainingResult
     from burnish.train.split import Split
@@ -101,6 +102,7 @@ _LAZY = {
     "MetricStore": "burnish.train.metric.store",
     "MultiLabelClassificationOutput": "burnish.train.output",
     "Preempted": "burnish.train.preemption",
+    "predict": "burnish.train.prediction",
     "RegressionOutput": "burnish.train.output",
     "SequenceOutput": "burnish.train.output",
     "Split": "burnish.train.split",
@@ -151,6 +153,7 @@ __all__ = [
     "MetricStore",
     "MultiLabelClassificationOutput",
     "Preempted",
+    "predict",
     "RegressionOutput",
     "SequenceOutput",
     "Split",

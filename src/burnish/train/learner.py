@@ -126,6 +126,8 @@ class Learner(LearnerSteps):
         self._model = result.model
         result.model = inference_model(result.model, sharded=run.sharded)  # Burn: `.valid()`
         result.renderer = run.tracking.renderer if run.tracking is not None else run.renderer
+        result.checkpointer = options.checkpointer  # for `result.best_model()`
+        result.checkpointing_strategy = options.checkpointing_strategy
         if options.summary and context.is_main:
             result.summary = self._summary(result.epochs_completed, result.validations)
             if result.summary is not None:

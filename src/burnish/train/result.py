@@ -12,7 +12,11 @@ from torch import nn
 from burnish.module import valid
 
 if TYPE_CHECKING:
+    from burnish.train.checkpoint.file import FileCheckpointer
+    from burnish.train.checkpoint.strategy import CheckpointingStrategy
+    from burnish.train.metric.store import Aggregate, Direction
     from burnish.train.renderer.base import MetricsRenderer
+    from burnish.train.split import Split
 
 __all__ = ["LearningResult", "TrainingResult", "inference_model", "training_model"]
 
@@ -59,6 +63,8 @@ class TrainingResult:
         renderer: the dashboard the run drew on (Burn main's `LearningResult::renderer`),
             to hand to `EvaluatorBuilder(...).renderer(result.renderer)`; a `NullRenderer`
             on ranks other than 0, None in a result not made by `fit`.
+        checkpointer: the run's checkpointer (None without checkpoints).
+        checkpointing_strategy: the run's checkpointing strategy (which epochs it kept).
     """
 
     model: nn.Module
@@ -72,6 +78,46 @@ class TrainingResult:
     iterations: int = 0
     validations: int = 0
     renderer: MetricsRenderer | None = None
+    checkpointer: FileCheckpointer | None = dataclasses.field(default=None, repr=False)
+    checkpointing_strategy: CheckpointingStrategy | None = dataclasses.field(
+        default=None, repr=False
+    )
+
+    def best_model(
+        self,
+        metric: Any = None,
+        direction: Direction | str | None = None,
+        aggregate: Aggregate | str = "mean",
+        split: Split | str = "valid",
+    ) -> nn.Module:
+        """The model of the run's best epoch, loaded from its checkpoint, for inference.
+
+        Without arguments, the epoch the run's `MetricCheckpointingStrategy` kept (Burn's
+        default strategy keeps the lowest mean validation loss); with `metric` and
+        `direction`, the best epoch under that metric, whose checkpoint the strategy must
+        have kept. The model is a copy of the trained one (`result.model` is unchanged) in
+        inference mode (`model.valid()`), on the trained model's device. With `with_ema`, it
+        holds the trained weights of that epoch, not the average.
+
+        Example:
+            >>> best = result.best_model()  # doctest: +SKIP
+            >>> best = result.best_model("Accuracy", Direction.HIGHEST)  # doctest: +SKIP
+
+        Args:
+            metric: a metric or its name; None: the run's metric strategy's.
+            direction: `Direction.LOWEST` or `Direction.HIGHEST` (with `metric`).
+            aggregate: how an epoch's values are reduced (`Aggregate.MEAN`).
+            split: the split whose logs are read (`Split.VALID`).
+
+        Raises:
+            ValueError: when the run wrote no checkpoints, has no (or several)
+                `MetricCheckpointingStrategy` and no metric is given, the metric has no
+                values, or the best epoch's checkpoint was not kept.
+            CheckpointError: if that checkpoint is corrupt.
+        """
+        from burnish.train.best_model import best_model
+
+        return best_model(self, metric, direction, aggregate, split)
 
 
 LearningResult = TrainingResult
