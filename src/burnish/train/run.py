@@ -208,6 +208,8 @@ class Run:
                 self.state, self.context.device, self.context.barrier
             )
             options = self.options
+            if resumed is not None:
+                resumed.check_epochs(options.num_epochs)
             if resumed is not None and resumed.is_over(options.num_epochs, options.max_iterations):
                 return self._already_complete(resumed)
             self.preemption.before_training(self.context)  # a signal in set-up: nothing written

@@ -132,11 +132,15 @@ class LearningCheckpointer:
         self._follow_line(state, point)
         self._load(state, point)
         self.announce.info(resume_line(point.checkpoint, state.step, state.position))
+        for change in state.changed:
+            self.announce.warning(change)
         if self.is_main:
             self._finish_deletions(point.checkpoint)
         end = RunEnd.from_record(point.records["learner"].get("end"))
         path = self.checkpointer.directory / point.checkpoint.name
-        return Resumed(path, state.position.epoch - 1, end, state.optimizer_steps)
+        position = state.position
+        in_epoch = position.iteration > 0 or position.phase is not Phase.TRAIN
+        return Resumed(path, position.epoch - 1, end, state.optimizer_steps, in_epoch)
 
     def save_iteration(self, state: TrainingState) -> None:
         """Checkpoint mid-epoch; once it is committed, older mid-epoch checkpoints are deleted.

@@ -13,7 +13,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from burnish.errors import RecordError
+from burnish.errors import ConfigError, RecordError
 
 __all__ = ["Resumed", "RunEnd"]
 
@@ -86,12 +86,37 @@ class Resumed:
         epochs_completed: the epochs done before it (an epoch checkpoint's own included).
         end: how the run ended, if that checkpoint is the last of an ended run.
         optimizer_steps: the optimizer steps taken before it.
+        in_epoch: whether it was taken inside epoch `epochs_completed + 1` (mid-epoch).
     """
 
     checkpoint: Path
     epochs_completed: int
     end: RunEnd | None = None
     optimizer_steps: int = 0
+    in_epoch: bool = False
+
+    def check_epochs(self, num_epochs: int | None) -> None:
+        """Refuse a run of `num_epochs` epochs that this checkpoint has already gone past.
+
+        Its model has trained beyond the last epoch asked for: returning it as that run's
+        result would be wrong, and training on would be too. Branching from the epoch asked
+        for (`checkpoint(num_epochs)`) is what such a run means.
+
+        Raises:
+            ConfigError: naming `num_epochs`, the checkpoint and how far it reached.
+        """
+        if num_epochs is None:
+            return
+        done = self.epochs_completed
+        if done < num_epochs or (done == num_epochs and not self.in_epoch):
+            return
+        reached = f"inside epoch {done + 1}" if self.in_epoch else f"after {done} epochs"
+        raise ConfigError(
+            f"num_epochs({num_epochs}) is below what checkpoint {self.checkpoint.name} reached "
+            f"({reached}): its model has trained past epoch {num_epochs}. Use "
+            f"`checkpoint({num_epochs})` to branch from the end of epoch {num_epochs}, or "
+            f"`num_epochs({done + self.in_epoch})` or more to continue this line."
+        )
 
     @property
     def stopped_early(self) -> bool:

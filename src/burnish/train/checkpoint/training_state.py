@@ -57,6 +57,8 @@ class TrainingState:
         validations: validations done since the run began; validation N logs to
             `valid/epoch-N` (without `valid_every`, one per epoch: N is the epoch).
         validated_at: `optimizer_steps` at the last validation.
+        changed: what `load_records` found changed since the checkpoint and applied from a
+            clean state, one line each (the checkpointer says them).
     """
 
     model: nn.Module
@@ -78,6 +80,7 @@ class TrainingState:
     optimizer_steps: int = 0
     validations: int = 0
     validated_at: int = 0
+    changed: list[str] = dataclasses.field(default_factory=list)
 
     def start_epoch(self, split: Split) -> None:
         """Remember `split`'s loader position at the start of its epoch."""
@@ -134,8 +137,7 @@ class TrainingState:
             self.position = Position(self.position.epoch + 1)
         load_rng_record(loop["rng"])
         self.processor.load_record(loop["metrics"])
-        if self.early_stopping is not None and loop["early_stopping"] is not None:
-            self.early_stopping.load_record(loop["early_stopping"])
+        self._load_early_stopping(loop)
         self.accumulation.load_record(loop["accumulation"], self.model)
         if self.scaler is not None and loop.get("grad_scaler") is not None:
             self.scaler.load_record(loop["grad_scaler"])
@@ -166,6 +168,7 @@ class TrainingState:
             "metrics": self.processor.to_record(),
             "loggers": self.log_positions(),
             "early_stopping": _record_of(self.early_stopping),
+            "early_stopping_rule": stopping_rule(self.early_stopping),
             "accumulation": self.accumulation.to_record(),
             "grad_scaler": _record_of(self.scaler),
             "listeners": _record_of(self.listeners),
@@ -176,6 +179,22 @@ class TrainingState:
             "validations": self.validations,
             "validated_at": self.validated_at,
         }
+
+    def _load_early_stopping(self, loop: dict[str, Any]) -> None:
+        """Early stopping's state, if the checkpoint's rule is the one configured now; a rule
+        that watches another metric (or split, aggregate, direction) starts from a clean
+        state, noted in `changed` (its best value means something else)."""
+        record, rule = loop["early_stopping"], stopping_rule(self.early_stopping)
+        if self.early_stopping is None or record is None:
+            return
+        saved = loop.get("early_stopping_rule", rule)  # a checkpoint from before rules: same
+        if saved != rule:
+            self.changed.append(
+                f"Early stopping changed since the checkpoint (it watched {saved}, now {rule}): "
+                "it starts from a clean state, with no best value yet."
+            )
+            return
+        self.early_stopping.load_record(record)
 
     def _load_counts(self, loop: dict[str, Any]) -> None:
         """The step and validation counts; a record from before them has one validation per
@@ -196,6 +215,22 @@ class TrainingState:
                 record = {"epoch": record["epoch"]}  # a finished epoch: any world size
             if record is not None:
                 self.loaders[split].load_record(record)
+
+
+def stopping_rule(strategy: EarlyStoppingStrategy | None) -> str | None:
+    """What an early-stopping strategy's state is about: the metric it watches, on which split,
+    aggregated and compared how (`Loss (valid, mean, lowest)`); None without one. Its patience
+    and warmup are not part of it: a kept best value stays meaningful when they change."""
+    if strategy is None:
+        return None
+    watched = ", ".join(f"{name} ({split}" for name, split in strategy.watched_metrics())
+    details = [
+        str(getattr(strategy, attribute))
+        for attribute in ("aggregate", "direction")
+        if hasattr(strategy, attribute)
+    ]
+    kind = type(strategy).__name__
+    return f"{kind}: {watched}{''.join(', ' + d for d in details)})" if watched else kind
 
 
 def _record_of(part: Any) -> Any:
