@@ -11,6 +11,7 @@ from tests.docs import (  # noqa: F401  # imported for their `@row` registration
     test_burn_rows_optim,
     test_burn_rows_records,
     test_burn_rows_train,
+    test_burn_rows_vision,
 )
 from tests.docs.burn_rows import BURN_MD, REGISTRY, row_key, same_rows
 
