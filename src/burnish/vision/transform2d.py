@@ -104,7 +104,8 @@ class Transform2D:
     @classmethod
     def rotation(cls, theta: float, cx: float, cy: float) -> Transform2D:
         """A rotation by `theta` radians around `(cx, cy)` (normalized coordinates)."""
-        cos, sin = math.cos(theta), math.sin(theta)
+        finite = math.isfinite(theta)  # Rust's cos/sin of inf are NaN; Python's raise
+        cos, sin = (math.cos(theta), math.sin(theta)) if finite else (math.nan, math.nan)
         return cls(((cos, -sin, cx - cos * cx + sin * cy), (sin, cos, cy - sin * cx - cos * cy)))
 
     @classmethod
