@@ -237,3 +237,33 @@ class SequenceOutput:
             vocab_size = self.logits.shape[-1]
             return input_type(self.logits.reshape(-1, vocab_size), self.targets.reshape(-1))
         return NotImplemented
+
+
+def outputs_providing(input_type: type[Any]) -> list[str]:
+    """The built-in outputs whose `adapt` gives an `input_type`, as constructor calls: what
+    the error for a step output that feeds no registered metric proposes. Asked of a one-item
+    sample of each output (an error path only: it costs a few tiny tensors)."""
+    zero, classes = torch.zeros(()), torch.zeros(1, dtype=torch.long)
+    samples: dict[str, Any] = {
+        "ClassificationOutput(loss, output, targets)": ClassificationOutput(
+            zero, torch.zeros(1, 2), classes
+        ),
+        "MultiLabelClassificationOutput(loss, output, targets)": MultiLabelClassificationOutput(
+            zero, torch.zeros(1, 2), torch.zeros(1, 2, dtype=torch.long)
+        ),
+        "RegressionOutput(loss, output, targets)": RegressionOutput(
+            zero, torch.zeros(1, 1), torch.zeros(1, 1)
+        ),
+        "SequenceOutput(loss, logits, predictions, targets)": SequenceOutput(
+            zero, torch.zeros(1, 1, 2), None, torch.zeros(1, 1, dtype=torch.long)
+        ),
+    }
+    found = []
+    for call, sample in samples.items():
+        try:
+            provided = sample.adapt(input_type)
+        except Exception:  # an input that checks shapes: not this sample's
+            continue
+        if isinstance(provided, input_type):
+            found.append(call)
+    return found

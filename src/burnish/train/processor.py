@@ -31,7 +31,14 @@ from burnish.train.data_adapter import NO_BATCH
 from burnish.train.epoch_value import epoch_totals, numeric_state, value_from_totals
 from burnish.train.logger.base import MetricLogger
 from burnish.train.logger.epoch_aggregates import EntryStats
-from burnish.train.metric.base import Metric, MetricEntry, MetricMetadata, Numeric, NumericEntry
+from burnish.train.metric.base import (
+    Metric,
+    MetricEntry,
+    MetricInputError,
+    MetricMetadata,
+    Numeric,
+    NumericEntry,
+)
 from burnish.train.metric.state import sum_over_ranks
 from burnish.train.renderer.base import MetricsRenderer, RenderSnapshot, TrainingProgress
 from burnish.train.split import Split
@@ -153,15 +160,18 @@ class MetricsProcessor:
     ) -> list[NumericEntry]:
         """Update the metrics with `item`; log text entries; return the numeric entries."""
         row: list[NumericEntry] = []
-        for metric in state.metrics:
-            entry = metric.update(item, metadata)
-            if isinstance(metric, Numeric):
-                if not metric.computed_per_epoch:
-                    row.append(cast(NumericEntry, entry))
-            elif entry is not None:  # a text metric: shown, and logged as Burn logs it
-                text = cast(MetricEntry, entry)
-                state.text[metric.name] = text.formatted
-                state.logger.log(metric.name, metadata.epoch, [text])
+        try:  # no cost unless raised (zero-cost exceptions since Python 3.11)
+            for metric in state.metrics:
+                entry = metric.update(item, metadata)
+                if isinstance(metric, Numeric):
+                    if not metric.computed_per_epoch:
+                        row.append(cast(NumericEntry, entry))
+                elif entry is not None:  # a text metric: shown, and logged as Burn logs it
+                    text = cast(MetricEntry, entry)
+                    state.text[metric.name] = text.formatted
+                    state.logger.log(metric.name, metadata.epoch, [text])
+        except MetricInputError as error:  # which metric, which split, which step
+            raise error.for_metric(metric, str(state.split.value)) from None
         return row
 
     def end_epoch(

@@ -183,20 +183,64 @@ def adapt(item: Any, input_type: type[T]) -> T:
             f"`{type(item).__name__}.adapt({input_type.__name__})` must return a "
             f"{input_type.__name__}. Received: {type(result).__name__}."
         )
-    name, wanted = type(item).__name__, input_type.__name__
-    import torch  # here only: reading metric logs (NumericEntry) needs no torch
+    raise MetricInputError(item, input_type)
 
-    bare = "; a bare tensor feeds no metric" if isinstance(item, torch.Tensor) else ""
-    raise TypeError(
-        f"The step's output `{name}` cannot be adapted to `{wanted}`, the input of a "
-        f"registered metric{bare}. Return one of the outputs of burnish.train, which feed the "
-        "built-in metrics: `RegressionOutput(loss, output, targets)`, "
-        "`ClassificationOutput(loss, output, targets)`, `MultiLabelClassificationOutput(loss, "
-        "output, targets)` or `SequenceOutput(...)` (docs/metrics.md lists what each one "
-        "feeds); or an output class of your own with an `adapt(self, input_type)` method that "
-        f"returns a `{wanted}` when `input_type is {wanted}` (see burnish.train.metric.Adaptor); "
-        "or remove that metric."
-    )
+
+_STEPS = {"train": "`train_step`", "valid": "`valid_step`", "test": "the evaluated step"}
+
+
+class MetricInputError(TypeError):
+    """A step's output that cannot be adapted to a registered metric's input (`adapt`).
+
+    The message names the output, the input and the built-in outputs that provide it; the
+    metrics processor adds the metric, its split and the step (`for_metric`).
+
+    Attributes:
+        item: what the step returned.
+        input_type: the input the metric needs.
+    """
+
+    def __init__(self, item: Any, input_type: type, metric: Any = None, split: str = "") -> None:
+        self.item, self.input_type = item, input_type
+        super().__init__(_mismatch(item, input_type, metric, split))
+
+    def for_metric(self, metric: Any, split: str) -> MetricInputError:
+        """This error, told which metric (of which split) needed the input."""
+        return MetricInputError(self.item, self.input_type, metric, split)
+
+
+def _mismatch(item: Any, input_type: type, metric: Any, split: str) -> str:
+    from burnish.train.output import outputs_providing  # here only: it needs torch
+
+    name, wanted = type(item).__name__, input_type.__name__
+    bare = ""
+    if type(item).__module__.startswith("torch") and name == "Tensor":
+        bare = "; a bare tensor feeds no metric"
+    step = _STEPS.get(split, "the step")
+    if metric is None:
+        head = f"The step's output `{name}` cannot be adapted to `{wanted}`, the input of a "
+        head += f"registered metric{bare}."
+        drop = "remove that metric"
+    else:
+        kind = type(metric).__name__
+        head = f"`{kind}` ({split} metric {metric.name!r}) needs its input `{wanted}`, and {step} "
+        head += f"returned `{name}`: `{name}` cannot be adapted to `{wanted}`{bare}."
+        drop = f"remove `{kind}` from the {split} metrics"
+    providers = outputs_providing(input_type)
+    if providers:
+        names = " and ".join(f"`{call.split('(')[0]}`" for call in providers)
+        verb = "provides" if len(providers) == 1 else "provide"
+        fix = f" {names} {verb} it: return {' or '.join(f'`{c}`' for c in providers)} "
+        fix += f"from {step} (docs/metrics.md lists what each output feeds); or "
+    else:
+        fix = f" No output of burnish.train provides a `{wanted}`: "
+    if bare:
+        fix += "an output class of your own with an `adapt(self, input_type)` method"
+    else:
+        fix += f"give `{name}` an `adapt(self, input_type)` method"
+    fix += f" that returns `{wanted}(...)` when `input_type is {wanted}` (see "
+    fix += f"burnish.train.metric.Adaptor); or {drop}."
+    return head + fix
 
 
 def format_float(value: float, precision: int) -> str:
