@@ -152,7 +152,10 @@ class Tracking(MetricsRenderer):
             resume = ResumePosition(
                 resumed.epoch, resumed.iteration, step, train_ended, validations
             )
-        run = RunInfo(artifact_dir, config, dict(hparams), resume)
+        from burnish.train.announce import Announcer
+
+        warn = Announcer(self.renderer).warning
+        run = RunInfo(artifact_dir, config, dict(hparams), resume, warn=warn)
         for tracker in self.trackers:
             tracker.start(run)
         self.started = True

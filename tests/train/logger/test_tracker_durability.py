@@ -21,14 +21,6 @@ from tests.train.logger.tracker_schedule import TRAIN_ITERATIONS, make_loggers, 
 pytest.importorskip("wandb")
 
 
-@pytest.fixture
-def wandb_home(tmp_path, monkeypatch):
-    home = tmp_path / "wandb-home"
-    for key, value in schedule.wandb_env(home).items():
-        monkeypatch.setenv(key, value)
-    return home
-
-
 def crash_at_checkpoint(artifact_dir, names, epoch):
     env = {**os.environ, **schedule.wandb_env(artifact_dir / "wandb-home")}
     env.pop("WANDB_SERVICE", None)  # its own W&B service, dying with it, as in a real crash

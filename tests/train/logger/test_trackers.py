@@ -37,25 +37,6 @@ CRASH_SCRIPT = Path(__file__).with_name("tracker_crash_run.py")
 OPTIONAL = ("tensorboard", "mlflow", "wandb", "torchmetrics")
 
 
-@pytest.fixture
-def wandb_home(tmp_path, monkeypatch):
-    home = tmp_path / "wandb-home"
-    for key, value in schedule.wandb_env(home).items():
-        monkeypatch.setenv(key, value)
-    return home
-
-
-@pytest.fixture(scope="session")
-def mlflow_db(tmp_path_factory):
-    """An empty MLflow SQLite store, made once: creating its schema takes MLflow seconds."""
-    pytest.importorskip("mlflow")
-    from mlflow import MlflowClient
-
-    path = tmp_path_factory.mktemp("mlflow") / "mlflow.db"
-    MlflowClient(tracking_uri=f"sqlite:///{path}").search_experiments()
-    return path
-
-
 def with_mlflow_store(artifact_dir, template):
     """Put a copy of the empty store where MlflowLogger's default store goes."""
     artifact_dir.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -28,6 +29,8 @@ __all__ = ["MlflowLogger"]
 log = logging.getLogger("burnish.train")
 
 RUN_FILE = "mlflow-run.json"
+DEFAULT_STORE = "mlflow.db"  # the default store, in the artifact directory
+ARTIFACTS = "mlflow-artifacts"  # the default store's artifact root, beside it
 _UNSAFE = re.compile(r"[^\w.\- ]")  # MLflow keys: alphanumerics, _ . - space (and / between)
 _BATCH = 100  # params (and tags) per log_batch request: MLflow's limit
 
@@ -45,6 +48,12 @@ class MlflowLogger(ExperimentLogger):
     run: since MLflow cannot delete a point, every key is logged only past the last step the
     interrupted run stored for it (an exact resume re-logs the same values there, so nothing
     is lost or duplicated). A fresh start creates a new run.
+
+    The default store moves with the artifact directory: the record names it relative to the
+    directory, so a resume in a moved or copied directory continues the same run (the store's
+    artifact locations are rewritten to the directory's new place). Where a new run cannot be
+    avoided (the recorded run or store is gone, or `tracking_uri` names another store), the
+    learner says so on the console.
 
     Args:
         tracking_uri: The tracking store; None: a SQLite file `<artifact_dir>/mlflow.db`,
@@ -86,20 +95,27 @@ class MlflowLogger(ExperimentLogger):
         self.close()
         artifact_dir = Path(run.artifact_dir)
         artifact_dir.mkdir(parents=True, exist_ok=True)
-        uri = self.tracking_uri or f"sqlite:///{(artifact_dir / 'mlflow.db').resolve()}"
+        default = self.tracking_uri is None
+        uri = self.tracking_uri or f"sqlite:///{(artifact_dir / DEFAULT_STORE).resolve()}"
         if uri.startswith("sqlite:"):
             for module in ("sqlalchemy", "alembic"):
                 import_extra(module, "mlflow", module, "MlflowLogger (with a SQLite store)")
         self.uri = uri
+        run_file = artifact_dir / RUN_FILE
+        record = _read_record(run_file, run) if run.resume is not None else None
+        if record is not None and default and _default_store(record):
+            _relocate(artifact_dir, record)  # the directory may have moved since
+            record["tracking_uri"] = uri
         self._client = self._mlflow.MlflowClient(tracking_uri=uri)
         self._finished = False
         self._last = {}
-        run_file = artifact_dir / RUN_FILE
-        self.run_id = self._resumed_run(run_file) if run.resume is not None else None
+        self.run_id = self._resumed_run(record, run) if record is not None else None
         if self.run_id is None:
-            self.run_id = self._new_run(artifact_dir, default_store=self.tracking_uri is None)
-            record = {"tracking_uri": uri, "run_id": self.run_id}
-            atomic_write_bytes(run_file, json.dumps(record, indent=2).encode())
+            self.run_id = self._new_run(artifact_dir, default_store=default)
+        new = {"tracking_uri": uri, "run_id": self.run_id}
+        if default:
+            new["store"] = DEFAULT_STORE
+        atomic_write_bytes(run_file, json.dumps(new, indent=2).encode())
         self._log_params(run.params())
 
     def _new_run(self, artifact_dir: Path, default_store: bool) -> str:
@@ -110,25 +126,19 @@ class MlflowLogger(ExperimentLogger):
         else:
             location = None
             if default_store:
-                location = (artifact_dir / "mlflow-artifacts").resolve().as_uri()
+                location = (artifact_dir / ARTIFACTS).resolve().as_uri()
             experiment_id = client.create_experiment(self.experiment, artifact_location=location)
         created = client.create_run(experiment_id, run_name=self.run_name)
         return created.info.run_id
 
-    def _resumed_run(self, run_file: Path) -> str | None:
+    def _resumed_run(self, record: dict[str, Any], run: RunInfo) -> str | None:
         """The interrupted run's id, and the last step of each of its keys; None if gone."""
-        try:
-            record = json.loads(run_file.read_text(encoding="utf-8"))
-            run_id = record["run_id"]
-        except (OSError, ValueError, KeyError, TypeError):
-            log.warning("MlflowLogger: no run to resume in %s; starting a new run.", run_file)
-            return None
+        run_id = str(record["run_id"])
         if record.get("tracking_uri") != self.uri:
-            log.warning(
-                "MlflowLogger: the interrupted run %s is in %s, not %s; starting a new run.",
-                run_id,
-                record.get("tracking_uri"),
-                self.uri,
+            run.warning(
+                f"MlflowLogger: the interrupted run {run_id} is in {record.get('tracking_uri')}, "
+                f"not {self.uri}; starting a new MLflow run (give tracking_uri= the store "
+                "it is in to continue it)."
             )
             return None
         from mlflow.exceptions import MlflowException
@@ -136,7 +146,9 @@ class MlflowLogger(ExperimentLogger):
         try:
             found = self._client.get_run(run_id)
         except MlflowException:
-            log.warning("MlflowLogger: run %s is gone from the store; starting a new run.", run_id)
+            run.warning(
+                f"MlflowLogger: run {run_id} is gone from {self.uri}; starting a new MLflow run."
+            )
             return None
         for key in found.data.metrics:
             history = self._client.get_metric_history(run_id, key)
@@ -238,6 +250,53 @@ class MlflowLogger(ExperimentLogger):
         if self._client is None:
             raise RuntimeError("MlflowLogger is not started: the learner calls `start(run)` first.")
         return self._client
+
+
+def _read_record(run_file: Path, run: RunInfo) -> dict[str, Any] | None:
+    """The run record (`mlflow-run.json`) of the interrupted run; None (said) if unreadable."""
+    try:
+        record = json.loads(run_file.read_text(encoding="utf-8"))
+        str(record["run_id"])
+    except (OSError, ValueError, KeyError, TypeError):
+        run.warning(f"MlflowLogger: no run to resume in {run_file}; starting a new MLflow run.")
+        return None
+    return dict(record)
+
+
+def _default_store(record: Mapping[str, Any]) -> bool:
+    """Whether the record's store is the default one in the artifact directory (records
+    written before the `store` entry name it only by its absolute URI)."""
+    if "store" in record:
+        return record["store"] == DEFAULT_STORE
+    uri = str(record.get("tracking_uri", ""))
+    return uri.startswith("sqlite:///") and Path(uri).name == DEFAULT_STORE
+
+
+def _relocate(artifact_dir: Path, record: Mapping[str, Any]) -> None:
+    """Point the default store's artifact locations at `artifact_dir` after a move or copy.
+
+    The store (SQLite, in the artifact directory) holds its artifact root as an absolute URI;
+    the record says where the directory was. Locations under the old root are rewritten to
+    the same place under the new one; nothing is done when the directory has not moved.
+    """
+    import sqlite3
+
+    uri = str(record.get("tracking_uri", ""))
+    store = artifact_dir / DEFAULT_STORE
+    if not uri.startswith("sqlite:///") or not store.is_file():
+        return
+    old = (Path(uri.removeprefix("sqlite:///")).parent / ARTIFACTS).as_uri()
+    new = (artifact_dir / ARTIFACTS).resolve().as_uri()
+    if old == new:
+        return
+    with contextlib.closing(sqlite3.connect(store)) as db, db:
+        for table, column in (("experiments", "artifact_location"), ("runs", "artifact_uri")):
+            db.execute(
+                f"UPDATE {table} SET {column} = ? || substr({column}, ?) "
+                f"WHERE {column} = ? OR substr({column}, 1, ?) = ?",
+                (new, len(old) + 1, old, len(old) + 1, old + "/"),
+            )
+    log.info("MlflowLogger: the store moved from %s; its artifacts are now under %s.", old, new)
 
 
 def _key(name: str) -> str:

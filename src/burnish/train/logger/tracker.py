@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
@@ -124,12 +125,27 @@ class RunInfo:
         hparams: The learner's own settings (epochs, devices, ...) as flat scalar values.
         resume: Where a resumed run continues; None for a fresh start (a tracker then
             replaces what an earlier run left in its place).
+        branch: With `resume`, when the run branches (`checkpoint(N)` from a run that went
+            further: its earlier points past `resume` belong to the abandoned line): the
+            branch's name (`"line 1 from epoch-2"`). Trackers that cannot drop points (MLflow,
+            W&B) start a new run linked to the earlier one, holding the points `resume`
+            keeps. None: the run continues its line.
+        warn: Says a line to the user (console and experiment log); None: the log only.
     """
 
     artifact_dir: Path
     config: Any = None
     hparams: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     resume: ResumePosition | None = None
+    branch: str | None = None
+    warn: Callable[[str], None] | None = dataclasses.field(default=None, compare=False, repr=False)
+
+    def warning(self, text: str) -> None:
+        """Warn the user with `text`: on the console too when the learner gave `warn`."""
+        if self.warn is not None:
+            self.warn(text)
+        else:
+            logging.getLogger("burnish.train").warning("%s", text)
 
     def params(self) -> dict[str, Any]:
         """The config flattened with `.` and the hyper-parameters, as one flat dict."""
