@@ -117,8 +117,7 @@ class LearningCheckpointer:
         """
         if self.checkpointer is None or self.resume_from is None or self.lineage is None:
             return None
-        if self.is_main:
-            self._finish_branch()
+        finished = self._finish_branch() if self.is_main else None
         point = find_resume_point(
             self.checkpointer,
             self.resume_from,
@@ -129,7 +128,7 @@ class LearningCheckpointer:
         )
         if point is None:
             return None
-        self._follow_line(state, point)
+        self._follow_line(state, point, finished)
         self._load(state, point)
         self.announce.info(resume_line(point.checkpoint, state.step, state.position))
         for change in state.changed:
@@ -305,23 +304,34 @@ class LearningCheckpointer:
 
     # -- lineage ---------------------------------------------------------------------------
 
-    def _finish_branch(self) -> None:
-        """Finish moving aside what a branch left, if a kill cut its start short."""
+    def _finish_branch(self) -> Line | None:
+        """Finish moving aside what a branch left, if a kill cut its start short; its line."""
         assert self.lineage is not None
-        archive = self.lineage.finish_pending()
-        if archive is not None:
-            self.announce.warning(
-                f"Finished beginning a branch that a crash interrupted: the part it left is in "
-                f"{archive}; this run continues the branch."
-            )
+        finished = self.lineage.finish_pending()
+        if finished is None:
+            return None
+        line, archive = finished
+        self.announce.warning(
+            f"Finished beginning a branch that a crash interrupted: the part it left is in "
+            f"{archive}; this run continues the branch."
+        )
+        return line
 
-    def _follow_line(self, state: TrainingState, point: ResumePoint) -> None:
-        """The line this run writes: the resumed checkpoint's, a branch that began at it, or a
-        new branch when `checkpoint(N)` goes back from later checkpoints or logs (rank 0)."""
+    def _follow_line(
+        self, state: TrainingState, point: ResumePoint, finished: Line | None = None
+    ) -> None:
+        """The line this run writes: the resumed checkpoint's, a branch that began at it (or
+        whose start this run `finished`), or a new branch when `checkpoint(N)` goes back from
+        later checkpoints or logs (rank 0)."""
         assert self.lineage is not None
         learner = point.records["learner"]
         line, step = Line.from_record(learner.get("line")), int(learner.get("step", 0))
         name = point.checkpoint.name
+        if finished is not None and finished.origin == name:  # the same branch, started again
+            self.line = finished
+            archive = self.lineage.archive(finished)
+            self.start = RunStart(StartKind.BRANCH, finished, name, step, archive)
+            return
         current = self.lineage.current()
         if current is not None and current.origin == name and current.parent == line.number:
             line = current  # the branch began here, then stopped before its first checkpoint

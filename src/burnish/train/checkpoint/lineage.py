@@ -139,13 +139,13 @@ class Lineage:
         later part aside. Returns the new line and where the part it left went."""
         number = max([0, *(int(line["number"]) for line in self._lines())]) + 1
         line = Line(number, parent.number, point.name, step)
-        decision = {"line": line.to_record(), "name": f"{number}-from-{point.name}"}
+        decision = {"line": line.to_record(), "name": self.archive(line).name}
         self.directory.mkdir(exist_ok=True)
         atomic_write_bytes(self.directory / _PENDING, json.dumps(decision).encode())
         return line, self._carry_out(decision)
 
-    def finish_pending(self) -> Path | None:
-        """Finish a branch whose start a kill cut short; its archive, None if there was none."""
+    def finish_pending(self) -> tuple[Line, Path] | None:
+        """Finish a branch whose start a kill cut short: its line and archive; None if none."""
         path = self.directory / _PENDING
         if not path.is_file():
             return None
@@ -156,7 +156,11 @@ class Lineage:
                 f"{path} is damaged; it records a branch being started. Delete it to forget "
                 "that branch, then start again."
             ) from None
-        return self._carry_out(decision)
+        return Line.from_record(decision["line"]), self._carry_out(decision)
+
+    def archive(self, line: Line) -> Path:
+        """Where the part that `line` left was moved."""
+        return self.directory / f"{line.number}-from-{line.origin}"
 
     def _carry_out(self, decision: dict[str, Any]) -> Path:
         line = Line.from_record(decision["line"])

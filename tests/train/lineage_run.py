@@ -1,0 +1,79 @@
+"""One start of the lineage tests' run, as a subprocess that may SIGKILL itself.
+
+    python tests/train/lineage_run.py ARTIFACT_DIR OUT --epochs E [--lr LR]
+        [--start resume|N] [--kill-at-step K] [--kill-in-branch K]
+
+Trains the MNIST MLP of test_lineage.py (4 steps per epoch, every epoch checkpoint kept,
+a checkpoint every 2 steps) from `--start` (`resume()` or `checkpoint(N)`); on success writes
+its parameters to OUT. `--kill-at-step K` SIGKILLs it after its K-th training step,
+`--kill-in-branch K` at the K-th file-system commit (atomic write, rename) of a branch's start
+(`Lineage`): inside the move of the abandoned part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("BURNISH_DATASETS", str(REPO / "data"))
+
+import torch  # noqa: E402
+
+from tests.train.crash_run import kill_at_step  # noqa: E402
+from tests.train.test_lineage import fit  # noqa: E402
+
+
+def kill_in_branch(count: int) -> None:
+    """SIGKILL this process at the `count`-th commit call of a branch's start."""
+    from burnish.train.checkpoint import lineage
+
+    calls = {"n": 0}
+
+    def counted(function):
+        def wrapped(*args, **kwargs):
+            calls["n"] += 1
+            if calls["n"] == count:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return function(*args, **kwargs)
+
+        return wrapped
+
+    lineage.atomic_write_bytes = counted(lineage.atomic_write_bytes)
+    lineage.shutil.copytree = counted(lineage.shutil.copytree)  # type: ignore[assignment]
+    replace = counted(os.replace)
+
+    class Os:
+        def __getattr__(self, name):
+            return replace if name == "replace" else getattr(os, name)
+
+    lineage.os = Os()  # type: ignore[assignment]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("artifact_dir")
+    parser.add_argument("out")
+    parser.add_argument("--epochs", type=int, required=True)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--start", default=None)
+    parser.add_argument("--kill-at-step", type=int, default=0)
+    parser.add_argument("--kill-in-branch", type=int, default=0)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    if args.kill_at_step:
+        kill_at_step(args.kill_at_step)
+    if args.kill_in_branch:
+        kill_in_branch(args.kill_in_branch)
+    start = args.start if args.start in (None, "resume") else int(args.start)
+    result = fit(Path(args.artifact_dir), args.epochs, lr=args.lr, start=start, every=2)
+    print(f"epochs={result.epochs_completed} interrupted={result.interrupted}", flush=True)
+    torch.save(dict(result.model.state_dict()), args.out)
+
+
+if __name__ == "__main__":
+    main()
