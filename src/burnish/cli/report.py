@@ -21,6 +21,7 @@ from burnish.cli.base import CommandError, format_bytes
 from burnish.cli.inspect import read_record
 from burnish.cli.summary import learner_summary
 from burnish.io import atomic_write_bytes
+from burnish.run_lock import LOCK_NAME
 
 __all__ = [
     "COMPARISON_FILE",
@@ -160,7 +161,9 @@ def collect_run(directory: Path, leave_out: Path | None = None) -> RunReport:
         files=sorted(
             (path.name, path.stat().st_size)
             for path in directory.iterdir()
-            if path.is_file() and not (leave_out and path.resolve() == leave_out.resolve())
+            if path.is_file()
+            and path.name != LOCK_NAME  # the run lock's file: kept for good, not the run's
+            and not (leave_out and path.resolve() == leave_out.resolve())
         ),
         model=model,
         model_source=model_source,
@@ -192,8 +195,10 @@ def _curves(directory: Path, summary: Any, name: str) -> MetricCurves:
             last[split] = f"{unit} {entries[-1].step}"
         logger = FileMetricLogger(directory / split)
         count_of_epochs = summary.validations if at is not None else summary.epochs
+        # Training's batches spread over their epoch; a validation's all stand where it ran
+        # (its epoch's end, or its place inside the epoch), not across the epoch before it.
         spans = [
-            (epoch, _place(at, epoch - 1), _place(at, epoch))
+            (epoch, _place(at, epoch if split == "valid" else epoch - 1), _place(at, epoch))
             for epoch in range(1, (count_of_epochs or 0) + 1)
         ]
         points = iteration_curve(logger, name, spans)  # thinned as it is read
