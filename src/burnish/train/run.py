@@ -60,7 +60,7 @@ from burnish.train.step_check import (
     check_optimizer,
 )
 from burnish.train.summary import learner_summary
-from burnish.train.tracking import Tracking, final_model_file, run_settings
+from burnish.train.tracking import Tracking, branch_name, final_model_file, run_settings
 
 if TYPE_CHECKING:
     from burnish.optim import Optimizer
@@ -223,8 +223,9 @@ class Run:
                 settings = run_settings(self.options, self.context, self.state)
                 position = self.state.position if resumed is not None else None
                 self.tracking.start_run(
-                    self.options.artifact_dir, self.options.tracker_config, settings, position
-                )
+                    self.options.artifact_dir, self.options.tracker_config, settings, position,
+                    branch=branch_name(self.checkpointer.start),
+                )  # fmt: skip
             self.listeners.fit_start(self.num_epochs, resumed=resumed is not None)
             result = self._epochs()
             self.checkpointer.wait()  # written in the background: every one committed now

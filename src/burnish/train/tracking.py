@@ -24,6 +24,7 @@ from burnish.train.split import Split
 if TYPE_CHECKING:
     from burnish.module_summary import ModelSummary
     from burnish.train.checkpoint.file import FileCheckpointer
+    from burnish.train.checkpoint.lineage import RunStart
     from burnish.train.checkpoint.training_state import TrainingState
     from burnish.train.distributed import DistributedContext
     from burnish.train.interrupter import Interrupter
@@ -31,7 +32,14 @@ if TYPE_CHECKING:
     from burnish.train.metric.base import Metric, MetricMetadata
     from burnish.train.options import LearnerOptions
 
-__all__ = ["DEFAULT_LOG_EVERY", "IterationPoints", "Tracking", "final_model_file", "run_settings"]
+__all__ = [
+    "DEFAULT_LOG_EVERY",
+    "IterationPoints",
+    "Tracking",
+    "branch_name",
+    "final_model_file",
+    "run_settings",
+]
 
 log = logging.getLogger("burnish.train")
 
@@ -140,8 +148,10 @@ class Tracking(MetricsRenderer):
         config: Any,
         hparams: Mapping[str, Any],
         resumed: Position | None,
+        branch: str | None = None,
     ) -> None:
-        """Open every tracker; a resumed run continues after `resumed`."""
+        """Open every tracker; a resumed run continues after `resumed` (as the branch
+        `branch` when it leaves the line those earlier points belong to)."""
         from burnish.train.logger.tracker import ResumePosition, RunInfo
 
         resume = None
@@ -155,7 +165,8 @@ class Tracking(MetricsRenderer):
         from burnish.train.announce import Announcer
 
         warn = Announcer(self.renderer).warning
-        run = RunInfo(artifact_dir, config, dict(hparams), resume, warn=warn)
+        branch = branch if resume is not None else None
+        run = RunInfo(artifact_dir, config, dict(hparams), resume, branch, warn=warn)
         for tracker in self.trackers:
             tracker.start(run)
         self.started = True
@@ -267,6 +278,16 @@ def run_settings(
     if options.ema is not None:
         settings["ema_decay"] = options.ema.decay
     return settings
+
+
+def branch_name(start: RunStart | None) -> str | None:
+    """`"line N from <checkpoint>"` for a run that begins a branch (`RunInfo.branch`), else
+    None."""
+    from burnish.train.checkpoint.lineage import StartKind
+
+    if start is None or start.kind is not StartKind.BRANCH:
+        return None
+    return f"line {start.line.number} from {start.checkpoint}"
 
 
 def final_model_file(checkpointer: FileCheckpointer | None) -> Path | None:

@@ -33,6 +33,7 @@ DEFAULT_STORE = "mlflow.db"  # the default store, in the artifact directory
 ARTIFACTS = "mlflow-artifacts"  # the default store's artifact root, beside it
 _UNSAFE = re.compile(r"[^\w.\- ]")  # MLflow keys: alphanumerics, _ . - space (and / between)
 _BATCH = 100  # params (and tags) per log_batch request: MLflow's limit
+_METRICS_BATCH = 1000  # metrics per log_batch request: MLflow's limit
 
 
 class MlflowLogger(ExperimentLogger):
@@ -47,7 +48,10 @@ class MlflowLogger(ExperimentLogger):
     The run's id is kept in `<artifact_dir>/mlflow-run.json`. A resumed learner continues that
     run: since MLflow cannot delete a point, every key is logged only past the last step the
     interrupted run stored for it (an exact resume re-logs the same values there, so nothing
-    is lost or duplicated). A fresh start creates a new run.
+    is lost or duplicated). A fresh start creates a new run. A branch (`checkpoint(N)` from a
+    run that went further) cannot rewrite the points past N, so it starts a new run, tagged
+    `mlflow.parentRunId` = the run it leaves and `burnish.branch`, holding the parent's
+    points up to the branch point (copied) and the branch's params; the record then names it.
 
     The default store moves with the artifact directory: the record names it relative to the
     directory, so a resume in a moved or copied directory continues the same run (the store's
@@ -110,11 +114,20 @@ class MlflowLogger(ExperimentLogger):
         self._finished = False
         self._last = {}
         self.run_id = self._resumed_run(record, run) if record is not None else None
+        line = record.get("line") if record is not None and self.run_id is not None else None
+        if self.run_id is not None and run.branch is not None and line != run.branch:
+            self.run_id = self._branch_run(self.run_id, run)
+            line = run.branch
+        elif self.run_id is not None:
+            self._client.update_run(self.run_id, status="RUNNING")
         if self.run_id is None:
             self.run_id = self._new_run(artifact_dir, default_store=default)
+            line = run.branch
         new = {"tracking_uri": uri, "run_id": self.run_id}
         if default:
             new["store"] = DEFAULT_STORE
+        if line is not None:
+            new["line"] = line
         atomic_write_bytes(run_file, json.dumps(new, indent=2).encode())
         self._log_params(run.params())
 
@@ -153,7 +166,37 @@ class MlflowLogger(ExperimentLogger):
         for key in found.data.metrics:
             history = self._client.get_metric_history(run_id, key)
             self._last[key] = max((m.step for m in history), default=-1)
-        self._client.update_run(run_id, status="RUNNING")
+        return run_id
+
+    def _branch_run(self, parent: str, run: RunInfo) -> str:
+        """A new run for the branch `run.branch`, a child of `parent` (`mlflow.parentRunId`)
+        holding the parent's points up to the branch point (`run.resume`) copied; its params
+        are the branch's. The parent keeps its whole history, the abandoned line's."""
+        from mlflow.entities import Metric
+
+        assert run.resume is not None
+        client = self._client
+        found = client.get_run(parent)
+        tags = {"mlflow.parentRunId": parent, "burnish.branch": str(run.branch)}
+        created = client.create_run(found.info.experiment_id, run_name=self.run_name, tags=tags)
+        run_id = created.info.run_id
+        kept, self._last = [], {}
+        for key in found.data.metrics:
+            group, _, rest = key.partition("/")
+            for point in client.get_metric_history(parent, key):
+                if group == ITERATION_GROUP:
+                    keep = run.resume.keeps_step(point.step)
+                else:
+                    keep = run.resume.keeps_epoch(group, point.step)
+                if keep and rest:
+                    kept.append(Metric(key, point.value, point.timestamp, point.step))
+                    self._last[key] = max(self._last.get(key, -1), point.step)
+        for start in range(0, len(kept), _METRICS_BATCH):
+            client.log_batch(run_id, metrics=kept[start : start + _METRICS_BATCH])
+        run.warning(
+            f"MlflowLogger: {run.branch} is a new MLflow run {run_id}, child of {parent} "
+            f"(mlflow.parentRunId), with its {len(kept)} points up to the branch copied."
+        )
         return run_id
 
     def _log_params(self, params: Mapping[str, Any]) -> None:

@@ -123,13 +123,22 @@ class WandbLogger(ExperimentLogger):
         directory = self.dir or artifact_dir
         directory.mkdir(parents=True, exist_ok=True)
         run_file = artifact_dir / RUN_FILE
-        run_id = _saved_id(run_file) if run.resume is not None else None
+        saved = _saved(run_file, run) if run.resume is not None else None
+        run_id = None if saved is None else saved["id"]
+        line = None if saved is None else saved.get("line")
         self._epochs, self._step = {}, 0
+        config, copied = run.params(), []
+        if run_id is not None and run.branch is not None and line != run.branch:
+            copied = _kept_rows(directory / "wandb", run_id, run)
+            config.update({"burnish.parent_run": run_id, "burnish.branch": run.branch})
+            run_id, line = None, run.branch
         if run_id is not None:
             self._read_stored(directory / "wandb", run_id)
         else:
             run_id = _new_id()
-            atomic_write_bytes(run_file, json.dumps({"id": run_id}, indent=2).encode())
+            line = line if copied else run.branch
+        record = {"id": run_id} if line is None else {"id": run_id, "line": line}
+        atomic_write_bytes(run_file, json.dumps(record, indent=2).encode())
         kwargs = dict(self.init_kwargs)
         kwargs.setdefault("settings", self._settings())
         self.run = wandb.init(
@@ -141,7 +150,7 @@ class WandbLogger(ExperimentLogger):
             id=run_id,
             resume="allow",
             reinit="create_new",
-            config=run.params(),
+            config=config,
             **kwargs,
         )
         self._logged = 0
@@ -152,6 +161,14 @@ class WandbLogger(ExperimentLogger):
             self.run.define_metric(f"{split}/*", step_metric=EPOCH_KEY)
         self.run.define_metric(STEP_KEY)
         self.run.define_metric(f"{ITERATION_GROUP}/*", step_metric=STEP_KEY)
+        for row in copied:  # a branch's new run: the parent's points up to the branch
+            self._log(row)
+        if copied:
+            run.warning(
+                f"WandbLogger: {run.branch} is a new W&B run {run_id} (config "
+                f"burnish.parent_run = {config['burnish.parent_run']}), with its "
+                f"{len(copied)} rows up to the branch copied."
+            )
 
     def _settings(self) -> Any:
         settings = self._wandb.Settings()
@@ -316,12 +333,36 @@ def _new_id() -> str:
     return "".join(secrets.choice(alphabet) for _ in range(8))
 
 
-def _saved_id(run_file: Path) -> str | None:
+def _saved(run_file: Path, run: RunInfo) -> dict[str, Any] | None:
+    """The run record (`wandb-run.json`: `id`, and `line` for a branch's run); None (said)
+    if unreadable."""
     try:
-        return str(json.loads(run_file.read_text(encoding="utf-8"))["id"])
-    except (OSError, ValueError, KeyError, TypeError):
-        log.warning("WandbLogger: no run to resume in %s; starting a new run.", run_file)
+        record = json.loads(run_file.read_text(encoding="utf-8"))
+        return {"id": str(record["id"]), "line": record.get("line")}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        run.warning(f"WandbLogger: no run to resume in {run_file}; starting a new W&B run.")
         return None
+
+
+def _kept_rows(wandb_dir: Path, run_id: str, run: RunInfo) -> list[dict[str, Any]]:
+    """The history rows of run `run_id` (every offline session's file) before `run.resume`:
+    what a branch shares with the run it leaves. W&B's `fork_from` needs its server, so a
+    branch copies them into a new run instead."""
+    assert run.resume is not None
+    rows = []
+    for path in sorted(wandb_dir.glob(f"*run-*-{run_id}/run-{run_id}.wandb")):
+        for row in read_wandb_history(path):
+            row = {k: v for k, v in row.items() if not k.startswith("_")}
+            if STEP_KEY in row:
+                keep = run.resume.keeps_step(int(row[STEP_KEY]))
+            elif EPOCH_KEY in row:
+                splits = {key.partition("/")[0] for key in row if "/" in key}
+                keep = all(run.resume.keeps_epoch(s, int(row[EPOCH_KEY])) for s in splits)
+            else:
+                keep = False
+            if keep:
+                rows.append(row)
+    return rows
 
 
 # The `.wandb` transaction log: a 7-byte header (":W&B", magic 0xBEE1, version 0), then
