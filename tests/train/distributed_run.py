@@ -10,6 +10,8 @@
 Rank 0 writes the final parameters to OUT. `--kill-in-writer N` SIGKILLs rank 0 at the
 checkpoint writer thread's N-th fsync/replace/write, in the first attempt only. `--crash-at`
 makes rank 1 raise at its I-th step;
+`--kill-in-valid I` makes rank 0 SIGKILL itself at its I-th validation step (first attempt);
+`--term-in-valid I` sends it SIGTERM there (a preemption inside validation).
 `--kill-at` makes rank `--kill-rank` (default 0) SIGKILL itself at its I-th step (resumed with
 `resume()`), in the first attempt only: a group that torchrun restarts
 (`--max-restarts`) runs on. Rank 0 first lets its background checkpoint write finish (the
@@ -75,6 +77,20 @@ class CrashingMlp(Mlp):
             self.kill_at = 0
         self.nan_at, self.nan_rank = nan_at, nan_rank
         self.preempt_at, self.preempt_rank = 0, 0
+        self.kill_in_valid, self.term_in_valid, self.valid_calls = 0, 0, 0
+
+    def valid_step(self, batch):
+        self.valid_calls += 1
+        if self.valid_calls == self.kill_in_valid and int(os.environ.get("RANK", "0")) == 0:
+            for thread in threading.enumerate():  # the checkpoint writer (AsyncCheckpointer)
+                if thread.name.startswith("burnish-checkpoint"):
+                    thread.join()
+            say = f"rank 0 SIGKILLs itself in validation step {self.valid_calls}"
+            print(say, file=sys.stderr, flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self.valid_calls == self.term_in_valid and int(os.environ.get("RANK", "0")) == 0:
+            os.kill(os.getpid(), signal.SIGTERM)  # a preemption signal, to rank 0 only
+        return super().valid_step(batch)
 
     def train_step(self, batch):
         self.calls += 1
@@ -154,6 +170,7 @@ def learner_run(args):
     model = CrashingMlp(args.crash_at, args.kill_at, args.kill_rank, args.nan_at, args.nan_rank)
     if os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") == "0":
         model.preempt_at, model.preempt_rank = args.preempt_at, args.preempt_rank
+        model.kill_in_valid, model.term_in_valid = args.kill_in_valid, args.term_in_valid
     optim = SgdConfig().init()
     if args.unused:
         grad_sync.BUCKET_BYTES = 1024  # several buckets, launched as gradients arrive
@@ -258,6 +275,8 @@ def main() -> None:
     parser.add_argument("--crash-at", type=int, default=0)
     parser.add_argument("--kill-at", type=int, default=0)
     parser.add_argument("--kill-rank", type=int, default=0)
+    parser.add_argument("--kill-in-valid", type=int, default=0)
+    parser.add_argument("--term-in-valid", type=int, default=0)
     parser.add_argument("--kill-in-writer", type=int, default=0)
     parser.add_argument("--checkpoint-every", type=int, default=0)
     parser.add_argument("--accumulate", type=int, default=0)
