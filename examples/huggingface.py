@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,24 @@ from burnish.record import CompactRecorder, DefaultRecorder
 from burnish.train import LearnerBuilder, SequenceOutput, TrainOutput
 from burnish.train.metric import LossMetric, PerplexityMetric
 
+from examples.interrupted import exit_if_interrupted
 from examples.language_model.data import VOCAB_SIZE, Corpus
+
+INSTALL_HINT = (
+    "examples.huggingface needs Hugging Face transformers, which this Python cannot import. "
+    "From the burnish checkout: pip install -e '.[huggingface]' (burnish is not on PyPI), "
+    "or pip install 'transformers>=4.40'."
+)
+
+
+def require_transformers() -> None:
+    """Import transformers, or raise `ModuleNotFoundError` with the line that installs it."""
+    try:
+        import transformers  # noqa: F401
+    except ModuleNotFoundError as error:
+        if error.name not in (None, "transformers"):  # transformers found, a part of it not
+            raise
+        raise ModuleNotFoundError(INSTALL_HINT, name="transformers") from error
 
 
 @bn.config
@@ -56,6 +74,7 @@ class HfGptConfig:
 
     def init(self, device: torch.device | str | None = None) -> HfCausalLm:
         """A `GPT2LMHeadModel` with random weights (seeded by `bn.seed`), wrapped."""
+        require_transformers()
         from transformers import GPT2Config, GPT2LMHeadModel
 
         config = GPT2Config(
@@ -164,18 +183,25 @@ def train(
     return builder.build(model, optim, lr).fit(train_loader, valid_loader)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--artifact-dir", default="/tmp/burnish-huggingface")
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--max-bytes", type=int, default=400_000)
     parser.add_argument("--gradient-checkpointing", choices=["hf", "burnish"])
     parser.add_argument("--resume", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    try:
+        require_transformers()
+    except ModuleNotFoundError as error:
+        print(f"error: {error}", file=sys.stderr)
+        raise SystemExit(1) from None
     result = train(
         args.artifact_dir, num_epochs=args.epochs, max_bytes=args.max_bytes,
         checkpointing=args.gradient_checkpointing, resume=args.resume,
     )  # fmt: skip
+    resume = f"python -m examples.huggingface --resume --artifact-dir {args.artifact_dir}"
+    exit_if_interrupted(result, "no model was saved", resume)
     path = result.model.save_file(Path(args.artifact_dir) / "model", CompactRecorder())
     print(f"Saved the trained model to {path}")
 

@@ -1,6 +1,6 @@
 """Train a GPT-style byte-level language model on the Python standard library's source files.
 
-python -m examples.language_model                 # the short run (about 2 minutes on 2 CPU cores)
+python -m examples.language_model                 # the short run (about 2 minutes on a CPU core)
 python -m examples.language_model --full          # the longer recipe (see BENCHMARKS.md)
 python -m examples.language_model --resume        # continue the run in --artifact-dir exactly
 python -m examples.language_model.generate        # then sample text from the saved model
@@ -23,7 +23,10 @@ def main(argv: list[str] | None = None):
     parser.add_argument(
         "--precision",
         choices=("bf16", "fp16", "fp32"),
-        help="default bf16 (mixed precision: float32 parameters, bf16 autocast); fp32: none",
+        help="bf16: mixed precision (float32 parameters, bf16 autocast); fp32: none. Default:\n"
+        "bf16 where the device computes it natively (a GPU of compute capability 8.0+, a CPU\n"
+        "with AVX512-BF16 or AMX), else fp32: a CPU without them emulates bf16, several\n"
+        "times slower",
     )
     parser.add_argument(
         "--threads",
@@ -39,8 +42,10 @@ def main(argv: list[str] | None = None):
 
     from pathlib import Path
 
+    from examples.interrupted import exit_if_interrupted
     from examples.language_model.training import (
         TrainingConfig,
+        choose_precision,
         default_config,
         full_config,
         train,
@@ -53,10 +58,18 @@ def main(argv: list[str] | None = None):
         config = full_config() if args.full else default_config()
     if args.iterations is not None:
         config = config.with_max_iterations(args.iterations)
-    if args.precision is not None and not (args.resume and saved.exists()):
-        precision = None if args.precision == "fp32" else args.precision
+    if args.resume and saved.exists():
+        why = f"the run's own, from {saved}"
+    elif args.precision is not None:
+        config = config.with_mixed_precision(None if args.precision == "fp32" else args.precision)
+        why = "--precision"
+    else:
+        precision, why = choose_precision(args.device)
         config = config.with_mixed_precision(precision)
+    print(f"Precision: {config.mixed_precision or 'fp32'} ({why})", flush=True)
     result = train(args.artifact_dir, config, args.device, resume=args.resume)
+    resume = f"python -m examples.language_model --resume --artifact-dir {args.artifact_dir}"
+    exit_if_interrupted(result, "no model.mpk was saved", resume)
     print(f"Saved the averaged model in {args.artifact_dir}/model.mpk")
     return result
 

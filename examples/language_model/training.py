@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 import burnish as bn
+from burnish.capability import bf16_support
 from burnish.data.dataloader import DataLoaderBuilder
 from burnish.data.dataset import PartialDataset
 from burnish.lr_scheduler import (
@@ -94,6 +95,21 @@ class TrainingConfig:
 def default_config() -> TrainingConfig:
     """The short run: about two minutes on a 2-core CPU (0.8M parameters)."""
     return TrainingConfig(model=GptConfig(), optimizer=adamw())
+
+
+def choose_precision(device: torch.device | str = "cpu") -> tuple[str | None, str]:
+    """bf16 mixed precision where `device` computes bf16 natively, else float32 (None).
+
+    Returns:
+        The `mixed_precision` of the config, and why, in words.
+    """
+    support = bf16_support(device)
+    if support.native:
+        return "bf16", f"the default: {support.reason}"
+    return None, (
+        f"the default: {support.reason}, several times slower than float32; "
+        "--precision bf16 uses it anyway"
+    )
 
 
 def full_config() -> TrainingConfig:

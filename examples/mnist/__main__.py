@@ -45,11 +45,15 @@ def main(argv: list[str] | None = None) -> float | None:
         config = config.with_num_workers(args.workers)
     from burnish.train import Preempted
 
+    from examples.interrupted import exit_if_interrupted
+
     try:
         result = train(args.artifact_dir, config, args.device, limit=limit or None)
     except Preempted as preempted:  # SIGTERM: a checkpoint of where training stopped is saved
         print(f"Training {preempted}: not evaluating a half-trained model.", file=sys.stderr)
         raise  # a SystemExit: the process exits with its code (143 for SIGTERM)
+    # Ctrl-C: a half-trained model, neither saved nor evaluated; exit 130.
+    exit_if_interrupted(result, "no model.mpk was saved, nothing evaluated", resume=None)
     evaluate(args.artifact_dir, args.device, limit=limit or None)
     infer(args.artifact_dir, args.device, MnistDataset.test().get(42))
     if result.summary is None:  # under torchrun, the summary is rank 0's

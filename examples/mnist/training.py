@@ -97,7 +97,7 @@ def train(
         .build(config.model.init(device), config.optimizer.init(), config.learning_rate)
     )
     result = learner.fit(dataloader_train, dataloader_test)
-    if main_process():
+    if main_process() and not result.interrupted:  # Ctrl-C: no half-trained model.mpk
         result.model.save_file(f"{artifact_dir}/model", CompactRecorder())
     if torch.distributed.is_initialized():  # the Learner joined torchrun's group
         torch.distributed.barrier()  # every rank evaluates the model rank 0 has just saved

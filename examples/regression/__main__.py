@@ -21,6 +21,7 @@ from burnish.optim import AdamConfig
 from burnish.train import LearnerBuilder, RegressionOutput, TrainOutput
 from burnish.train.metric import LossMetric
 
+from examples.interrupted import exit_if_interrupted
 from examples.regression.metric import MeanAbsoluteError
 
 
@@ -87,7 +88,10 @@ def main(argv: list[str] | None = None):
         .summary()
         .build(Regressor(), AdamConfig().init(), 1e-3)
     )
-    return learner.fit(loader.shuffle(7).build(train), loader.build(valid))
+    result = learner.fit(loader.shuffle(7).build(train), loader.build(valid))
+    exit_if_interrupted(result, "the model is half-trained", resume=None)
+    print(f"Trained {result.epochs_completed} epochs; logs in {args.artifact_dir}")
+    return result
 
 
 if __name__ == "__main__":

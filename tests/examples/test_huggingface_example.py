@@ -84,3 +84,27 @@ def test_the_learner_trains_the_same_model_with_either_checkpointing(tmp_path, m
     assert bn.checkpointed_blocks(checkpointed) == []  # burnish's: undone after `fit`
     for name, value in params(plain).items():
         torch.testing.assert_close(params(checkpointed)[name], value, atol=1e-6, rtol=0)
+
+
+def test_without_transformers_the_example_says_how_to_install_it_in_one_line(tmp_path):
+    """transformers made unimportable (None in sys.modules) in a real interpreter."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    shim = (
+        "import runpy, sys; sys.modules['transformers'] = None; "
+        "runpy.run_module('examples.huggingface', run_name='__main__')"
+    )
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", shim, "--artifact-dir", str(tmp_path / "run")],
+        cwd=repo, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "error: examples.huggingface needs Hugging Face transformers, which this Python cannot "
+        "import. From the burnish checkout: pip install -e '.[huggingface]' (burnish is not on "
+        "PyPI), or pip install 'transformers>=4.40'."
+    ]
+    assert not (tmp_path / "run").exists()  # nothing started

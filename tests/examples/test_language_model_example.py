@@ -34,6 +34,7 @@ from examples.language_model.data import (
 from examples.language_model.generate import generate, load_model
 from examples.language_model.model import GptConfig
 from examples.language_model.training import TrainingConfig, adamw, split_decay, train
+from tests.examples.interrupt import start_and_interrupt
 from tests.helpers import iteration_lines
 
 REPO = Path(__file__).resolve().parents[2]
@@ -246,3 +247,51 @@ def test_windows_predict_every_byte_once_and_any_bytes_decode(data: bytes, seq_l
     targets = windows[:, 1:].reshape(-1)  # each byte after the first is a target once, in order
     assert bytes(targets) == data[1 : 1 + len(targets)]
     assert len(data) - 1 - len(targets) < seq_len  # fewer than one window is left out
+
+
+# -- the default precision fits the machine; Ctrl-C ends with the truth and exit 130 -------
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_the_default_precision_is_bf16_only_where_it_is_native_and_says_why(
+    native, monkeypatch, tmp_path, capsys
+) -> None:
+    from burnish import capability
+
+    flags = {"cpu_name": "Test CPU", "avx2": True, "avx512_bf16": native}
+    monkeypatch.setattr(capability, "_cpu_capabilities", lambda: flags)
+    from examples.language_model.__main__ import main
+
+    artifact_dir = tmp_path / "run"
+    result = main(["--iterations", "1", "--artifact-dir", str(artifact_dir)])
+    assert result.iterations == 1 and not result.interrupted
+    saved = TrainingConfig.load(artifact_dir / "config.json").mixed_precision
+    out = capsys.readouterr().out
+    if native:
+        assert saved == "bf16"
+        assert "Precision: bf16 (the default: Test CPU has native bf16 (avx512_bf16))" in out
+    else:
+        assert saved is None
+        assert (
+            "Precision: fp32 (the default: Test CPU has no native bf16 (AVX2, no AVX512-BF16 or "
+            "AMX): bf16 would be emulated, several times slower than float32; --precision bf16 "
+            "uses it anyway)"
+        ) in out
+    # An explicit --precision wins over the machine; a resumed run keeps its own.
+    main(["--iterations", "1", "--precision", "fp32", "--artifact-dir", str(artifact_dir)])
+    assert "Precision: fp32 (--precision)" in capsys.readouterr().out
+    main(["--resume", "--iterations", "1", "--artifact-dir", str(artifact_dir)])
+    assert "Precision: fp32 (the run's own, from " in capsys.readouterr().out
+
+
+def test_ctrl_c_says_no_model_was_saved_how_to_resume_and_exits_130(tmp_path) -> None:
+    artifact_dir = tmp_path / "run"
+    args = ["-m", "examples.language_model", "--iterations", "200", "--threads", "1"]
+    code, out, err = start_and_interrupt([*args, "--artifact-dir", str(artifact_dir)])
+    assert code == 130, out + err
+    assert "Saved the averaged model" not in out and not (artifact_dir / "model.mpk").exists()
+    assert "Training was interrupted after " in err and "no model.mpk was saved" in err
+    assert f"burnish summary {artifact_dir}" in err
+    resume = f"python -m examples.language_model --resume --artifact-dir {artifact_dir}"
+    assert f"Continue from the last checkpoint with: {resume}" in err
+    assert any((artifact_dir / "checkpoint").iterdir())  # what that command continues from

@@ -8,6 +8,7 @@ from pathlib import Path
 from examples.mnist.__main__ import main
 from examples.mnist.training import TrainingConfig
 from tests import fork_server
+from tests.examples.interrupt import start_and_interrupt
 from tests.helpers import iteration_lines
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,3 +54,14 @@ def test_the_example_runs_unchanged_under_torchrun(tmp_path):
     assert done.stdout.count("Predicted ") == 2  # one inference per rank
     assert (artifact_dir / "model.mpk").is_file() and (artifact_dir / "config.json").is_file()
     assert (artifact_dir / "checkpoint" / "epoch-1" / "COMMIT").is_file()
+
+
+def test_ctrl_c_neither_saves_nor_evaluates_and_exits_130(tmp_path):
+    artifact_dir = tmp_path / "mnist"
+    args = ["-m", "examples.mnist", "--epochs", "1", "--limit", "1280", "--workers", "0"]
+    code, out, err = start_and_interrupt([*args, "--artifact-dir", str(artifact_dir)])
+    assert code == 130, out + err
+    assert "Training was interrupted after " in err and "no model.mpk was saved" in err
+    assert "run the example again" in err
+    assert "Test accuracy" not in out and "Predicted" not in out
+    assert not (artifact_dir / "model.mpk").exists()

@@ -1,0 +1,51 @@
+"""How an example ends when Ctrl-C (or `q` in the dashboard) stopped its training.
+
+The Learner stops gracefully after the current iteration and returns a result with
+`interrupted=True`: the model is half-trained and, where the run has a checkpointer, its last
+checkpoint is the place to continue from. The examples then say so and exit with 130, the
+status a shell gives a process that SIGINT ended, instead of going on as if training had
+finished.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from burnish.train import TrainingResult
+
+__all__ = ["EXIT_INTERRUPTED", "exit_if_interrupted"]
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+
+
+def exit_if_interrupted(result: TrainingResult, not_done: str, resume: str | None) -> None:
+    """Say what an interrupted run did and did not do, and exit with 130; return otherwise.
+
+    Args:
+        result: what `fit` returned.
+        not_done: what the example skips, e.g. "no model.mpk was saved".
+        resume: the command that continues the run from its checkpoint; None when the run
+            cannot be resumed (no checkpointer): the message then says to run it again.
+
+    Raises:
+        SystemExit: with code 130 when `result.interrupted`.
+    """
+    if not result.interrupted:
+        return
+    where = Path(result.artifact_dir) if result.artifact_dir is not None else None
+    lines = [
+        f"Training was interrupted after {result.iterations} iteration(s) "
+        f"({result.epochs_completed} epoch(s) finished): {not_done}."
+    ]
+    if result.summary is not None and where is not None:
+        lines.append(
+            "The Learner Summary above covers finished epochs only; every value logged so far: "
+            f"burnish summary {where}"
+        )
+    if resume is not None:
+        lines.append(f"Continue from the last checkpoint with: {resume}")
+    else:
+        lines.append("This run keeps no checkpoint to resume from: run the example again.")
+    print("\n".join(lines), file=sys.stderr, flush=True)
+    raise SystemExit(EXIT_INTERRUPTED)
