@@ -39,6 +39,8 @@ from burnish.train import ClassificationOutput, TrainOutput
 from burnish.train.early_stopping import EarlyStoppingStrategy
 from burnish.train.metric.store import Aggregate, Split
 
+from examples.interrupted import exit_if_interrupted
+
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("BURNISH_DATASETS", str(REPO / "data"))  # offline: the repo's MNIST
 
@@ -164,6 +166,7 @@ def train_learner(config: RecipeConfig, workdir: Path) -> Outcome:
     start = time.perf_counter()
     result = learner.fit(loader_train.build(train_set), loader_valid.build(test_set))
     seconds = time.perf_counter() - start
+    exit_if_interrupted(result, "no time to accuracy to report", resume=None)  # Ctrl-C: 130
     store = learner.options.store()
     epochs = result.epochs_completed
     accuracy = store.find_metric("Accuracy", epochs, Aggregate.MEAN, Split.VALID)

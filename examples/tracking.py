@@ -27,8 +27,9 @@ def train(artifact_dir: str | Path, epochs: int, limit: int | None, device: str)
     from burnish.train.logger import CsvLogger, TensorBoardLogger
     from burnish.train.metric import AccuracyMetric, LossMetric
 
+    from examples.interrupted import exit_if_interrupted
     from examples.mnist.data import MnistBatcher
-    from examples.mnist.training import _limited, create_artifact_dir, guide_config
+    from examples.mnist.training import create_artifact_dir, guide_config, limited
 
     artifact_dir = Path(artifact_dir)
     config = guide_config().with_num_epochs(epochs)
@@ -42,7 +43,7 @@ def train(artifact_dir: str | Path, epochs: int, limit: int | None, device: str)
             .batch_size(config.batch_size)
             .shuffle(config.seed)
             .num_workers(config.num_workers)
-            .build(_limited(dataset, limit))
+            .build(limited(dataset, limit))
         )
 
     learner = (
@@ -63,6 +64,8 @@ def train(artifact_dir: str | Path, epochs: int, limit: int | None, device: str)
         .build(config.model.init(device), config.optimizer.init(), config.learning_rate)
     )
     result = learner.fit(loader(MnistDataset.train()), loader(MnistDataset.test()))
+    # Ctrl-C: what was logged so far stays; no half-trained model.mpk; exit 130.
+    exit_if_interrupted(result, "no model.mpk was saved", resume=None)
     result.model.save_file(artifact_dir / "model", CompactRecorder())
     return result
 
