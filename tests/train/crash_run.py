@@ -30,6 +30,7 @@ accumulated iterations reuses a rate per group).
 (either run); `--kill-at-step N` kills the process after its N-th training iteration (between
 two validations, for a chosen N); with `--valid-every`, `--kill-in-valid` lands in the first
 validation inside an epoch.
+`--checkpoint-every N` changes the MNIST run's mid-epoch checkpoints (default every 3 iterations).
 
 Preemption (tests/train/test_preemption.py): `--mark-at-step N`, `--mark-in-valid`,
 `--mark-in-writer` and `--mark-in-setup` print `MARK` on stdout at the N-th training iteration,
@@ -323,6 +324,7 @@ def main() -> None:
     parser.add_argument("--max-iterations", type=int, default=0)
     parser.add_argument("--valid-every", type=int, default=0)
     parser.add_argument("--kill-at-step", type=int, default=0)
+    parser.add_argument("--checkpoint-every", type=int, default=3, help="MNIST run")
     parser.add_argument("--mark-at-step", type=int, default=0)
     parser.add_argument("--mark-in-valid", action="store_true")
     parser.add_argument("--mark-in-writer", action="store_true")
@@ -388,7 +390,7 @@ def mnist_learner(args):
     configured = (
         builder(args.artifact_dir, epochs=args.epochs, recorder=DefaultRecorder())
         .renderer(CliMetricsRenderer(file=sys.stderr))
-        .checkpoint_every(3)
+        .checkpoint_every(args.checkpoint_every)
         .deterministic()
         .resume()
     )

@@ -216,6 +216,12 @@ class MetricsProcessor:
         if split is Split.TRAIN and self.non_finite is not None:
             self.non_finite.forget()
 
+    def hand_over(self, split: Split, epoch: int) -> None:
+        """Read `split`'s pending entries back now (a collective with several ranks): before a
+        validation inside the epoch, so that the trackers get the training points before the
+        validation's, in the order the run made them, whatever the renderer's pace."""
+        self._drain(self.splits[split], epoch, None)
+
     def flush(self, epoch: int) -> None:
         """Write every pending entry and flush the loggers (before a checkpoint).
 

@@ -400,6 +400,9 @@ class Run:
         """A validation inside the epoch, then early stopping's and the checkpointing
         strategy's decisions; when early stopping ends the run there, the epoch ends there."""
         state = self.state
+        self.processor.hand_over(Split.TRAIN, epoch)  # the points so far, then the validation's
+        if self.non_finite.stop_requested:  # seen at this read-back: no validation, no checkpoint
+            return _Trained.INTERRUPTED
         with self.mid_epoch.isolated(state.model):
             validated = self._validate(epoch_end=False)
         if not validated:  # the resumed run redoes it from the same generators and batches
