@@ -33,9 +33,8 @@ from burnish.train.logger.validations import (
 )
 
 if TYPE_CHECKING:
-    from torch import nn
-
     from burnish.train.checkpoint.training_state import TrainingState
+    from burnish.train.position import Position
 
 __all__ = ["MidEpochValidation"]
 
@@ -55,6 +54,7 @@ class MidEpochValidation:
         self.every = every
         self.directory = directory if every is not None else None
         self.points: list[ValidationPoint] = []
+        self.unfinished: int | None = None  # the validation running, or stopped mid-way
 
     def due(self, state: TrainingState, iteration: int, last_iteration: bool) -> bool:
         """Whether a validation runs after `iteration` (already trained) of the epoch.
@@ -84,14 +84,27 @@ class MidEpochValidation:
         return CheckpointId(position.epoch, position.iteration)
 
     @contextlib.contextmanager
-    def isolated(self, model: nn.Module) -> Iterator[None]:
+    def isolated(self, state: TrainingState) -> Iterator[None]:
         """Around a validation inside an epoch: the random generators restored and the model
-        back in training mode afterwards."""
+        back in training mode afterwards. Until the validation is done (`state.validations`
+        counts it), `unfinished` is its number: a run stopped in it says so (`where`)."""
+        number = state.validations + 1
+        self.unfinished = number
         with preserved_rng():
             try:
                 yield
             finally:
-                model.train()
+                state.model.train()
+                self.unfinished = None if state.validations >= number else number
+
+    def where(self, position: Position) -> str:
+        """Where a run stopped, in words: in a validation inside the epoch, or at `position`."""
+        if self.unfinished is None:
+            return f"epoch {position.epoch}, iteration {position.iteration} ({position.phase})"
+        return (
+            f"epoch {position.epoch}, validation {self.unfinished} inside the epoch "
+            f"(after train iteration {position.iteration})"
+        )
 
     def restore(self, validations: int) -> None:
         """A run (re)starts with `validations` done: forget the entries written after them."""

@@ -240,7 +240,7 @@ class Run:
     def _preempted(self, result: TrainingResult) -> None:
         """If a preemption signal stopped the run: say where, requeue if asked, and raise."""
         position, checkpointer = self.state.position, self.options.checkpointer
-        where = f"epoch {position.epoch}, iteration {position.iteration} ({position.phase})"
+        where = self.mid_epoch.where(position)  # or in a validation inside the epoch
         checkpoint = None
         if checkpointer is not None:
             point = CheckpointId(position.epoch, position.iteration)
@@ -403,7 +403,7 @@ class Run:
         self.processor.hand_over(Split.TRAIN, epoch)  # the points so far, then the validation's
         if self.non_finite.stop_requested:  # seen at this read-back: no validation, no checkpoint
             return _Trained.INTERRUPTED
-        with self.mid_epoch.isolated(state.model):
+        with self.mid_epoch.isolated(state):
             validated = self._validate(epoch_end=False)
         if not validated:  # the resumed run redoes it from the same generators and batches
             state.restart_epoch(Split.VALID)
