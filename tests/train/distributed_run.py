@@ -12,6 +12,9 @@ checkpoint writer thread's N-th fsync/replace/write, in the first attempt only. 
 makes rank 1 raise at its I-th step;
 `--kill-in-valid I` makes rank 0 SIGKILL itself at its I-th validation step (first attempt);
 `--term-in-valid I` sends it SIGTERM there (a preemption inside validation).
+`--valid-items N` validates on N MNIST test items (default 64; an odd N gives the ranks uneven
+shards), `--valid-shuffle` shuffles them with a seed, as Burn's MNIST example does (each
+validation then has its own order).
 `--kill-at` makes rank `--kill-rank` (default 0) SIGKILL itself at its I-th step (resumed with
 `resume()`), in the first attempt only: a group that torchrun restarts
 (`--max-restarts`) runs on. Rank 0 first lets its background checkpoint write finish (the
@@ -222,7 +225,17 @@ def learner_run(args):
     if args.requeue or args.exit_code is not None:
         b = b.preemption(requeue=args.requeue, exit_code=args.exit_code)
     learner = b.build(model, optim, 0.1)
-    train, valid = loaders(batch_size=args.batch_size, train_items=256, valid_items=64)
+    train, valid = loaders(
+        batch_size=args.batch_size, train_items=256, valid_items=args.valid_items
+    )
+    if args.valid_shuffle:  # Burn's MNIST example shuffles its test loader too
+        from burnish.data.dataloader import DataLoaderBuilder
+        from burnish.data.dataset import PartialDataset
+
+        from tests.helpers import MnistBatcher, mnist
+
+        shuffled = DataLoaderBuilder(MnistBatcher()).batch_size(args.batch_size).shuffle(5)
+        valid = shuffled.build(PartialDataset(mnist("test"), 0, args.valid_items))
     return learner.fit(train, valid)
 
 
@@ -295,6 +308,8 @@ def main() -> None:
     parser.add_argument("--nan-rank", type=int, default=0)
     parser.add_argument("--max-iterations", type=int, default=0)
     parser.add_argument("--valid-every", type=int, default=0)
+    parser.add_argument("--valid-items", type=int, default=64)
+    parser.add_argument("--valid-shuffle", action="store_true")
     parser.add_argument("--preempt-at", type=int, default=0)
     parser.add_argument("--preempt-rank", type=int, default=0)
     parser.add_argument("--requeue", action="store_true")

@@ -384,6 +384,8 @@ class Run:
         if self.non_finite.stop_requested:
             return _Trained.INTERRUPTED
         state.position.phase = Phase.VALID
+        if Split.VALID in state.loaders:  # a checkpoint from here on redoes this validation
+            state.start_epoch(Split.VALID)  # from here: not from the last one's start
         if self.context.enabled and self.context.any_rank(self.options.interrupter.should_stop()):
             # Several ranks agree every `sync_every` iterations, which a short epoch never
             # reaches: without this, `q` or Ctrl-C would never stop such a run.
