@@ -46,7 +46,8 @@ def _module(name: str):
 
 
 def machine() -> dict[str, str | int]:
-    """nproc, CPU model, Python and torch versions, and the load when the run started."""
+    """nproc, CPU model and instruction set, Python and torch versions, and the load when the
+    run started."""
     cpu = platform.processor() or ""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -57,9 +58,11 @@ def machine() -> dict[str, str | int]:
         pass
     import torch
 
+    from burnish.capability import cpu_instruction_set
+
     return {
         "nproc": os.cpu_count() or 0,
-        "cpu": cpu,
+        "cpu": f"{cpu} ({cpu_instruction_set()})",  # a time holds for this instruction set
         "python": platform.python_version(),
         "torch": torch.__version__,
         "platform": platform.platform(),

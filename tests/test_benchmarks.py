@@ -40,6 +40,7 @@ def test_overhead_and_startup_run_and_write_json(tmp_path: Path, capsys) -> None
     result = json.loads(output.read_text())
     assert result["failures"] == {}
     assert result["machine"]["nproc"] >= 1 and result["machine"]["torch"]
+    assert "bf16" in result["machine"]["cpu"]  # the instruction set a time was measured with
     assert result["settings"]["runs"] == 1
     rows = {(r["benchmark"], r["contender"], r["measure"]): r for r in result["rows"]}
     for contender in ("plain", "custom", "learner"):

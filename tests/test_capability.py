@@ -44,3 +44,15 @@ def test_other_devices_are_not_native_and_a_missing_cuda_says_so():
     else:  # compute capability 8.0 and later
         major, _ = torch.cuda.get_device_capability(0)
         assert bf16_support("cuda:0").native is (major >= 8)
+
+
+def test_the_instruction_set_line_names_the_widest_vectors_and_the_bf16():
+    from burnish.capability import cpu_instruction_set
+
+    flags = {**NO_BF16, "architecture": "x86_64"}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(capability, "_cpu_capabilities", lambda: flags)
+        assert cpu_instruction_set() == "x86_64, AVX2, no bf16"
+        flags.update(avx512_f=True, avx512_bf16=True, amx_bf16=True)
+        assert cpu_instruction_set() == "x86_64, AVX-512, AVX512-BF16 + AMX-BF16"
+    assert cpu_instruction_set().startswith(str(torch.cpu.get_capabilities()["architecture"]))

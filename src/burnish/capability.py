@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Bf16Support", "bf16_support"]
+__all__ = ["Bf16Support", "bf16_support", "cpu_instruction_set"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,22 @@ def _cpu_support() -> Bf16Support:
 
 
 _SETS = (("avx2", "AVX2"), ("avx512_f", "AVX-512"))
+
+
+def cpu_instruction_set() -> str:
+    """This CPU's widest vector instructions and its bf16, for the line a measured time is
+    quoted with: e.g. `"x86_64, AVX-512, no bf16"` or `"x86_64, AVX2, AMX-BF16"`."""
+    capabilities = _cpu_capabilities()
+    parts = [str(capabilities.get("architecture") or "unknown architecture")]
+    sets = [label for key, label in _SETS if capabilities.get(key) is True]
+    if sets:
+        parts.append(sets[-1])
+    found = [key for key, label in _BF16 if capabilities.get(key) is True]
+    parts.append(" + ".join(label for key, label in _BF16 if key in found) if found else "no bf16")
+    return ", ".join(parts)
+
+
+_BF16 = (("avx512_bf16", "AVX512-BF16"), ("amx_bf16", "AMX-BF16"))
 
 
 def _cuda_support(device: torch.device) -> Bf16Support:
