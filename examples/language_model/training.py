@@ -93,7 +93,7 @@ class TrainingConfig:
 
 
 def default_config() -> TrainingConfig:
-    """The short run: about two minutes on a 2-core CPU (0.8M parameters)."""
+    """The short run: about two minutes of CPU in float32 (0.8M parameters; README.md)."""
     return TrainingConfig(model=GptConfig(), optimizer=adamw())
 
 
