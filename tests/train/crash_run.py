@@ -31,6 +31,7 @@ accumulated iterations reuses a rate per group).
 two validations, for a chosen N); with `--valid-every`, `--kill-in-valid` lands in the first
 validation inside an epoch.
 `--checkpoint-every N` changes the MNIST run's mid-epoch checkpoints (default every 3 iterations).
+`--train-only` fits without a validation loader (`learner.fit(train)`).
 
 Preemption (tests/train/test_preemption.py): `--mark-at-step N`, `--mark-in-valid`,
 `--mark-in-writer` and `--mark-in-setup` print `MARK` on stdout at the N-th training iteration,
@@ -325,6 +326,7 @@ def main() -> None:
     parser.add_argument("--valid-every", type=int, default=0)
     parser.add_argument("--kill-at-step", type=int, default=0)
     parser.add_argument("--checkpoint-every", type=int, default=3, help="MNIST run")
+    parser.add_argument("--train-only", action="store_true", help="no validation loader")
     parser.add_argument("--mark-at-step", type=int, default=0)
     parser.add_argument("--mark-in-valid", action="store_true")
     parser.add_argument("--mark-in-writer", action="store_true")
@@ -357,7 +359,7 @@ def main() -> None:
     else:
         learner, optim, (train, valid) = mnist_learner(args)
     try:
-        result = learner.fit(train, valid)
+        result = learner.fit(train, None if args.train_only else valid)
     except bn.train.Preempted as preempted:
         print(f"preempted code={preempted.code} trained={TRAINED['n']}", flush=True)
         raise

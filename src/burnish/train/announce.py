@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from burnish.train.split import Split
+
 if TYPE_CHECKING:
     from burnish.train.options import LearnerOptions
     from burnish.train.renderer.base import MetricsRenderer
@@ -52,7 +54,8 @@ class Announcer:
         directory = options.artifact_dir.absolute()
         parts = []
         if options.loggers is None:
-            parts.append("metric logs in train/ and valid/")
+            valid = " and valid/" if options.metrics.get(Split.VALID) else ""  # train_only.py
+            parts.append(f"metric logs in train/{valid}")
         if options.checkpointer is not None:
             checkpoints = options.checkpointer.directory.absolute()
             if checkpoints.is_relative_to(directory):

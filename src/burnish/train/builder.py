@@ -28,6 +28,7 @@ from burnish.train.run_metrics import (
 )
 from burnish.train.split import Split
 from burnish.train.tracking import DEFAULT_LOG_EVERY
+from burnish.train.train_only import validation_settings
 from burnish.value_builder import ValueBuilder
 
 if TYPE_CHECKING:
@@ -825,6 +826,9 @@ class TrainingBuilder(ValueBuilder):
             preemption=self._preemption,
             gradient_checkpointing=self._gradient_checkpointing,
             checkpoint_blocks=self._checkpoint_blocks,
+            needs_validation=validation_settings(
+                self._metrics, self._early_stopping, self._strategy, self._valid_every, self._ema
+            ),
         )
 
     def _epochs(self) -> int | None:

@@ -208,9 +208,10 @@ _EMPTY_ADVICE = {
     "train": "Give it a dataset with at least one item (check the dataset's path, split, "
     "filters and PartialDataset range; a torch DataLoader with drop_last needs at least "
     "one full batch).",
-    "valid": "`fit` validates at every epoch's end and cannot leave validation out: give it "
-    "at least one held-out item (a few hundred are enough), e.g. "
-    "`PartialDataset(MnistDataset.test(), 0, 256)`.",
+    "valid": "Give it at least one held-out item (a few hundred are enough), e.g. "
+    "`PartialDataset(MnistDataset.test(), 0, 256)`; or, to train without validation, leave "
+    "it out: `learner.fit(dataloader_train)`, `SupervisedTraining(artifact_dir, "
+    "dataloader_train)`.",
     "test": "Give it at least one item, or leave that (name, data loader) pair out of "
     "`eval`/`eval_all`.",
 }

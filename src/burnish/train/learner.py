@@ -19,6 +19,7 @@ from burnish.train.result import inference_model, training_model
 from burnish.train.run import Run
 from burnish.train.split import Split
 from burnish.train.summary import learner_summary
+from burnish.train.train_only import train_only_options
 
 if TYPE_CHECKING:
     from burnish.lr_scheduler import LrScheduler
@@ -57,7 +58,7 @@ class Learner(LearnerSteps):
         options: everything else a builder collected; None until `SupervisedTraining.launch`
             brings them.
         dataloader_train: the training data, if not given to `fit`.
-        dataloader_valid: the validation data, if not given to `fit`.
+        dataloader_valid: the validation data, if not given to `fit` (neither: no validation).
     """
 
     def __init__(
@@ -95,11 +96,14 @@ class Learner(LearnerSteps):
         Args:
             dataloader_train: the training data (a burnish or torch data loader); default the
                 one given to `LearnerBuilder.build`.
-            dataloader_valid: the validation data, likewise.
+            dataloader_valid: the validation data, likewise; None (here and at `build`):
+                train without validation (no `valid/` logs; the settings that need
+                validation are refused, see train_only.py).
 
         Raises:
             RuntimeError: if `fit` was already called on this learner.
-            ValueError: if a data loader is missing or yields no batches.
+            ValueError: if the train data loader is missing, a data loader yields no
+                batches, or a setting needs the validation left out.
             TypeError: if the model lacks `train_step` or `valid_step`.
             CheckpointError: if a requested checkpoint cannot be loaded.
             ArtifactDirError: if the artifact directory is a file, is not writable or is on
@@ -107,21 +111,26 @@ class Learner(LearnerSteps):
         """
         self._check_not_fitted()
         options = self.options
-        _check_model(self._model)
         train = dataloader_train if dataloader_train is not None else self.dataloaders[0]
         valid_loader = dataloader_valid if dataloader_valid is not None else self.dataloaders[1]
-        if train is None or valid_loader is None:
+        if train is None:
             raise ValueError(
-                "`fit` needs a train and a valid data loader. Pass them to "
-                "`learner.fit(dataloader_train, dataloader_valid)` or to `LearnerBuilder.build`."
+                "`fit` needs a train data loader. Pass it to `learner.fit(dataloader_train, "
+                "dataloader_valid)` or to `LearnerBuilder.build`."
             )
         check_has_batches(train, "train")  # before anything is written; len() only
-        check_has_batches(valid_loader, "valid")
+        loaders = {Split.TRAIN: train}
+        if valid_loader is None:  # a fit without validation (train_only.py)
+            self._options = options = train_only_options(options)
+        else:
+            check_has_batches(valid_loader, "valid")
+            loaders[Split.VALID] = valid_loader
+        _check_model(self._model, validating=valid_loader is not None)
         self.dataloaders = (train, valid_loader)
         self._fitted = True  # from here on the model and optimizer may have changed
         context = DistributedContext.detect(options.device)
         prepare_artifact_dir(options.artifact_dir, context)  # before anything is written
-        run = Run(self, context, {Split.TRAIN: train, Split.VALID: valid_loader})
+        run = Run(self, context, loaders)
         result = run.fit()
         self._model = result.model
         result.model = inference_model(result.model, sharded=run.sharded)  # Burn: `.valid()`
@@ -178,8 +187,8 @@ class Learner(LearnerSteps):
         return learner_summary(self.options, epochs, validations)
 
 
-def _check_model(model: nn.Module) -> None:
-    for method in ("train_step", "valid_step"):
+def _check_model(model: nn.Module, validating: bool) -> None:
+    for method in ("train_step", "valid_step") if validating else ("train_step",):
         if not callable(getattr(model, method, None)):
             raise TypeError(
                 f"The model {type(model).__name__} has no `{method}(batch)` method. "

@@ -85,6 +85,8 @@ class LearnerOptions:
         gradient_checkpointing: checkpoint the model's blocks during `fit` (activations
             recomputed in the backward pass).
         checkpoint_blocks: which blocks (see `burnish.checkpoint_blocks`).
+        needs_validation: the settings given that need a validation split, one phrase each
+            (train_only.py): a fit without a validation loader refuses them.
     """
 
     artifact_dir: Path
@@ -120,3 +122,4 @@ class LearnerOptions:
     preemption: PreemptionSettings | None = None
     gradient_checkpointing: bool = False
     checkpoint_blocks: BlockSelector = None
+    needs_validation: tuple[str, ...] = ()

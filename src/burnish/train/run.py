@@ -323,10 +323,11 @@ class Run:
         """Early stopping's decision on the epoch's validation, then the epoch checkpoint,
         which records the end of the run if it ends here."""
         state = self.state
-        stop = self._should_stop_early(state.validations)  # before the checkpoint records it
+        number = state.validations or epoch  # without validation (train_only.py): the epoch
+        stop = self._should_stop_early(number)  # before the checkpoint records it
         end = RunEnd.after(epoch, self.num_epochs, stop, self.budget.spent(state))
         point = self.mid_epoch.checkpoint(state, epoch_end=True)
-        self.checkpointer.save_epoch(state.validations, state, self.store, end, point)
+        self.checkpointer.save_epoch(number, state, self.store, end, point)
         return end
 
     def _train_epoch(self, epoch: int) -> _Trained:
@@ -436,6 +437,9 @@ class Run:
     def _valid_epoch(self, epoch: int) -> bool:
         """The epoch's own validation; False if interrupted (it is redone on resume, from the
         random generators' states it began with)."""
+        if Split.VALID not in self.state.loaders:  # a fit without validation (train_only.py)
+            self.state.position.phase = Phase.DONE
+            return True
         began = rng_state()
         if not self._validate(epoch_end=True):
             restore_rng(began)

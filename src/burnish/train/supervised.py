@@ -32,7 +32,7 @@ __all__ = ["SupervisedTraining"]
 
 
 class SupervisedTraining(TrainingBuilder):
-    """Configures a supervised training on two data loaders; `launch` runs a `Learner`.
+    """Configures a supervised training on its data loaders; `launch` runs a `Learner`.
 
     Every setting method of `LearnerBuilder` is here under the same name (they are written
     once, in `TrainingBuilder`), so `.metrics(...)`, `.num_epochs(n)`,
@@ -43,18 +43,18 @@ class SupervisedTraining(TrainingBuilder):
         artifact_dir: where `experiment.log`, metric logs (`train/`, `valid/`) and
             `checkpoint/` are written.
         dataloader_train: the training data (a burnish or torch data loader).
-        dataloader_valid: the validation data.
+        dataloader_valid: the validation data; None (left out): train without validation,
+            an addition to Burn, whose `SupervisedTraining::new` takes both (train_only.py).
     """
 
     def __init__(
-        self, artifact_dir: str | os.PathLike, dataloader_train: Any, dataloader_valid: Any
+        self, artifact_dir: str | os.PathLike, dataloader_train: Any, dataloader_valid: Any = None
     ) -> None:
         super().__init__(artifact_dir)
-        if dataloader_train is None or dataloader_valid is None:
+        if dataloader_train is None:
             raise ValueError(
                 "`SupervisedTraining(artifact_dir, dataloader_train, dataloader_valid)` needs "
-                "both data loaders. Received: "
-                f"dataloader_train={dataloader_train!r}, dataloader_valid={dataloader_valid!r}."
+                "a train data loader. Received: dataloader_train=None."
             )
         self._loaders = (dataloader_train, dataloader_valid)
         self._launches: list[int] = []  # one entry per launch (Burn's `launch(self)` is once)

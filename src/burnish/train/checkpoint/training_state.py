@@ -162,7 +162,7 @@ class TrainingState:
             "position": self.position.to_record(),
             "loaders": {
                 "start": {s.value: r for s, r in self.epoch_start.items()},
-                "now": {s.value: self.loaders[s].to_record() for s in TRAINING_SPLITS},
+                "now": {s.value: loader.to_record() for s, loader in self.loaders.items()},
             },
             "rng": rng_record(),
             "metrics": self.processor.to_record(),
@@ -208,7 +208,7 @@ class TrainingState:
     def _load_loaders(self, records: dict[str, Any]) -> None:
         """A split still running restarts from its epoch-start state, else from 'now'."""
         self.epoch_start = {Split(s): r for s, r in records["start"].items()}
-        for split in TRAINING_SPLITS:
+        for split in self.loaders:  # a fit without validation has no valid loader
             running = self.position.running(split)
             record = records["start" if running else "now"].get(split.value)
             if record is not None and not running:
