@@ -14,6 +14,7 @@ from burnish.lr_scheduler.exponential import ExponentialLrSchedulerConfig
 from burnish.lr_scheduler.linear import LinearLrSchedulerConfig
 from burnish.lr_scheduler.noam import NoamLrSchedulerConfig
 from burnish.lr_scheduler.step import StepLrSchedulerConfig
+from burnish.value_builder import ValueBuilder
 
 __all__ = [
     "ComposedLrScheduler",
@@ -106,16 +107,18 @@ class ComposedLrSchedulerConfig:
         return self.init()
 
 
-class ComposedLrScheduler(LrScheduler):
+class ComposedLrScheduler(ValueBuilder, LrScheduler):
     """See `ComposedLrSchedulerConfig`."""
+
+    _copies_state = True  # `with_custom_scheduler` copies the schedulers, their steps included
 
     def __init__(self, schedulers: list[LrScheduler], reduction: SchedulerReduction) -> None:
         self.schedulers = schedulers
         self.reduction = reduction
 
     def with_custom_scheduler(self, scheduler: LrScheduler | float) -> ComposedLrScheduler:
-        """Add a scheduler of your own (an `LrScheduler`, or a float) to the schedules; returns
-        self. Its record joins the others' (`to_record`).
+        """Add a scheduler of your own (an `LrScheduler`, or a float) to the schedules: a new
+        scheduler (this one stays as it was). Its record joins the others' (`to_record`).
 
         Raises:
             TypeError: if `scheduler` is neither.
@@ -129,8 +132,9 @@ class ComposedLrScheduler(LrScheduler):
                     "`ComposedLrSchedulerConfig.linear(..)` and the like instead."
                 )
             scheduler = ConstantLr(float(scheduler))
-        self.schedulers.append(scheduler)
-        return self
+        new = self._replace()
+        new.schedulers.append(scheduler)
+        return new
 
     def step(self) -> float:
         """Step every schedule and combine their learning rates."""

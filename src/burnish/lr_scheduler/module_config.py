@@ -67,7 +67,7 @@ class ModuleLrSchedulerConfig:
         base, *groups = build_children([self.base, *(s for _, s in self.scheduler_groups)])
         scheduler = ModuleLrScheduler(base)
         for (group, _), built in zip(self.scheduler_groups, groups):
-            scheduler.with_group(group, built)
+            scheduler = scheduler.with_group(group, built)
         return scheduler
 
     def __eq__(self, other: Any) -> bool:

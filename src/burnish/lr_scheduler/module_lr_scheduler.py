@@ -15,6 +15,7 @@ from burnish.errors import RecordError
 from burnish.lr_scheduler.base import LrScheduler, check_record
 from burnish.lr_scheduler.constant import as_scheduler
 from burnish.optim.param_group import ParamGroup
+from burnish.value_builder import ValueBuilder
 
 __all__ = ["ModuleLearningRate", "ModuleLrScheduler", "lr_from_record", "lr_to_record"]
 
@@ -67,7 +68,7 @@ class ModuleLearningRate(float):
         return f"ModuleLearningRate({pairs})"
 
 
-class ModuleLrScheduler(LrScheduler):
+class ModuleLrScheduler(ValueBuilder, LrScheduler):
     """One scheduler for every parameter, others for groups of them (`with_group`).
 
     `step()` steps every scheduler once and returns a `ModuleLearningRate`. The learner
@@ -87,6 +88,8 @@ class ModuleLrScheduler(LrScheduler):
         (0.001, 0.5, 0.001)
     """
 
+    _copies_state = True  # `with_group` copies the schedulers, their steps included
+
     def __init__(self, scheduler: LrScheduler | float | Any) -> None:
         self._schedulers = [as_scheduler(scheduler)]
         self._groups: tuple[ParamGroup, ...] = (ParamGroup.all(),)
@@ -94,7 +97,8 @@ class ModuleLrScheduler(LrScheduler):
     def with_group(
         self, group: ParamGroup, scheduler: LrScheduler | float | Any
     ) -> ModuleLrScheduler:
-        """Schedule the rate of the parameters in `group` with `scheduler`; returns self.
+        """Schedule the rate of the parameters in `group` with `scheduler`: a new scheduler
+        (this one stays as it was, and the two step apart).
 
         Raises:
             TypeError: if `group` is not a ParamGroup.
@@ -104,9 +108,9 @@ class ModuleLrScheduler(LrScheduler):
                 "`group` must be a ParamGroup (ParamGroup.from_path / from_predicate / "
                 f"from_regex). Received: {type(group).__name__}."
             )
-        self._schedulers.append(as_scheduler(scheduler))
-        self._groups = (*self._groups, group)
-        return self
+        new = self._replace(_groups=(*self._groups, group))
+        new._schedulers.append(as_scheduler(scheduler))
+        return new
 
     @property
     def groups(self) -> tuple[ParamGroup, ...]:

@@ -25,6 +25,7 @@ from burnish.errors import RecordError
 from burnish.optim.clipping import GradientClippingConfig
 from burnish.optim.param_table import unwrap
 from burnish.optim.params import GradientsParams
+from burnish.value_builder import ValueBuilder
 
 if TYPE_CHECKING:
     from burnish.optim.module_optimizer import ModuleOptimizer
@@ -39,12 +40,18 @@ _RECORD_VERSION = 1
 _STEP_DTYPE = torch.get_default_dtype
 
 
-class Optimizer(ABC):
+class Optimizer(ValueBuilder, ABC):
     """Base class of burnish's optimizers: `step`, `to_record`, `load_record`.
 
     Subclasses implement `_new_state(param)` (the state of a parameter's first step) and
     `_update(lr, params, grads, states)` (one call to a torch functional kernel).
+
+    `with_grad_clipping` and `with_group` return a new optimizer and leave this one as it
+    was; the new one holds a copy of this one's state (none before the first step), never
+    this one's tensors.
     """
+
+    _copies_state = True
 
     def __init__(self, grad_clipping: GradientClippingConfig | None = None) -> None:
         self.grad_clipping = grad_clipping
@@ -203,7 +210,7 @@ class Optimizer(ABC):
         return load_optimizer(self, path, recorder, device)
 
     def with_grad_clipping(self, grad_clipping: GradientClippingConfig) -> Optimizer:
-        """Clip the gradients of every step with `grad_clipping`; returns self (Burn main:
+        """Clip the gradients of every step with `grad_clipping`: a new optimizer (Burn main:
         `ModuleOptimizer::with_grad_clipping`, the first group's clipping).
 
         Raises:
@@ -214,8 +221,9 @@ class Optimizer(ABC):
                 "`grad_clipping` must be a GradientClippingConfig (GradientClippingConfig."
                 f"value(x) / .norm(x)). Received: {grad_clipping!r}."
             )
-        self.grad_clipping = grad_clipping
-        return self
+        new = self._replace()
+        new.grad_clipping = grad_clipping  # a property on ModuleOptimizer: set, not replaced
+        return new
 
     def has_gradient_clipping(self) -> bool:
         """Whether the gradients are clipped (Burn main: `has_gradient_clipping()`)."""

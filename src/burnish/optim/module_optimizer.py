@@ -94,7 +94,8 @@ class ModuleOptimizer(Optimizer):
         optim: Optimizer | Any,
         grad_clipping: GradientClippingConfig | None = None,
     ) -> ModuleOptimizer:
-        """Step the parameters in `group` with `optim`; returns self.
+        """Step the parameters in `group` with `optim`: a new ModuleOptimizer (this one stays
+        as it was; the new one holds a copy of its state).
 
         A parameter in several groups goes to the last one added (Burn's precedence). The
         state the earlier optimizers hold for the group's parameters is dropped, as Burn's.
@@ -123,12 +124,14 @@ class ModuleOptimizer(Optimizer):
             stepped = earlier._module() if earlier._module is not None else None
             if stepped is not None:
                 group._bind(stepped)  # `from_ids`' tensors: their paths in the model stepped
+        new = self._replace()
+        for earlier in new._optims:
             earlier._drop_state(set(group.select(list(earlier._states))))
-        self._optims.append(optim)
-        self._groups.append(group)
-        self._clipping.append(grad_clipping if grad_clipping is not None else optim.grad_clipping)
-        self._plan = None
-        return self
+        new._optims.append(optim)
+        new._groups.append(group)
+        new._clipping.append(grad_clipping if grad_clipping is not None else optim.grad_clipping)
+        new._plan = None
+        return new
 
     @property
     def grad_clipping(self) -> GradientClippingConfig | None:

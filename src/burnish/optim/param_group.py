@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from torch import Tensor, nn
 
@@ -182,6 +183,12 @@ class ParamGroup:
 
     def __repr__(self) -> str:
         return self._description
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ParamGroup:
+        """The group itself: a group is a value to its users, and `from_ids` finds the
+        model's own tensors by identity, which a copy of them would never match (a copied
+        optimizer or scheduler keeps its groups)."""
+        return self
 
     def _described(self, description: str) -> ParamGroup:
         self._description = description

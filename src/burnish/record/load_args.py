@@ -8,14 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from burnish.errors import RecordError
+from burnish.value_builder import ValueBuilder
 
 __all__ = ["LoadArgs", "remap_keys"]
 
 _RUST_GROUP = re.compile(r"\$(\d+)|\$\{(\w+)\}")
 
 
-class LoadArgs:
+class LoadArgs(ValueBuilder):
     """Where to load a foreign file from and how to rename its keys (Burn's `LoadArgs`).
+
+    Each `with_*` returns new arguments and leaves these as they were.
 
     Example:
         >>> args = (LoadArgs("resnet.pt")
@@ -48,13 +51,12 @@ class LoadArgs:
             raise RecordError(
                 f"Key remap pattern {pattern!r} is not a valid regular expression: {error}."
             ) from None
-        self.key_remap.append((compiled, _RUST_GROUP.sub(_python_group, replacement)))
-        return self
+        rule = (compiled, _RUST_GROUP.sub(_python_group, replacement))
+        return self._replace(key_remap=[*self.key_remap, rule])
 
     def with_top_level_key(self, key: str) -> LoadArgs:
         """Load only the entry `key` of the file's top-level dict (e.g. `"state_dict"`)."""
-        self.top_level_key = key
-        return self
+        return self._replace(top_level_key=key)
 
     def __repr__(self) -> str:
         remaps = [(p.pattern, r) for p, r in self.key_remap]

@@ -10,6 +10,7 @@ from typing import Any
 
 from burnish.errors import RecordError
 from burnish.train.metric.store import Aggregate, Direction, MetricFinder, Split, metric_name
+from burnish.value_builder import ValueBuilder
 
 __all__ = ["EarlyStoppingStrategy", "MetricEarlyStoppingStrategy", "StoppingCondition"]
 
@@ -68,7 +69,7 @@ class EarlyStoppingStrategy(ABC):
         """Restore the state saved by `to_record`."""
 
 
-class MetricEarlyStoppingStrategy(EarlyStoppingStrategy):
+class MetricEarlyStoppingStrategy(ValueBuilder, EarlyStoppingStrategy):
     """Stop when a metric has not improved for `condition.n_epochs` epochs (Burn's strategy).
 
     Each epoch's `aggregate` of the metric is compared with the best so far; a strictly better
@@ -126,9 +127,9 @@ class MetricEarlyStoppingStrategy(EarlyStoppingStrategy):
 
     def with_warmup_epochs(self, warmup_epochs: int | None) -> MetricEarlyStoppingStrategy:
         """Set the warm-up (epochs that never stop training; Burn's
-        `with_warmup_epochs(Some(n))` is `with_warmup_epochs(n)`); returns the strategy."""
-        self._warmup_epochs = _check_warmup(warmup_epochs)
-        return self
+        `with_warmup_epochs(Some(n))` is `with_warmup_epochs(n)`): a new strategy, with this
+        one's best epoch and value so far (this one stays as it was)."""
+        return self._replace(_warmup_epochs=_check_warmup(warmup_epochs))
 
     def should_stop(self, epoch: int, store: MetricFinder) -> bool:
         """Whether no improvement happened in the last `n_epochs` epochs (see the class doc)."""

@@ -1,10 +1,12 @@
 """What every store shares (Burn's `ModuleStore` and the builder methods of its stores).
 
-A store is configured with chained builder calls, then passed to `save_into(model, store)` or
-`load_from(model, store)`. Filters select tensors (on save and load), the key remapper renames
-what is read, adapters convert layouts (`with_from_adapter` on load, `with_to_adapter` on
-save), `allow_partial` lets a load leave module tensors the store lacks, `validate` (default
-on) turns shape/dtype errors into an exception, `overwrite` lets a save replace a file.
+A store is configured with chained builder calls (each returns a new store and leaves the one
+it was called on as it was, as Burn's consuming builders), then passed to
+`save_into(model, store)` or `load_from(model, store)`. Filters select tensors (on save and
+load), the key remapper renames what is read, adapters convert layouts (`with_from_adapter` on
+load, `with_to_adapter` on save), `allow_partial` lets a load leave module tensors the store
+lacks, `validate` (default on) turns shape/dtype errors into an exception, `overwrite` lets a
+save replace a file.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from burnish.record.store.indices import map_indices_contiguous
 from burnish.record.store.layout import burn_lacks, converts_from_burn
 from burnish.record.store.remapper import KeyRemapper
 from burnish.record.store.snapshot import TensorSnapshot
+from burnish.value_builder import ValueBuilder
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -34,7 +37,7 @@ __all__ = ["ModuleStore"]
 _LISTED = 10
 
 
-class ModuleStore(ABC):
+class ModuleStore(ValueBuilder, ABC):
     """Base of `BurnpackStore`, `SafetensorsStore` and `PytorchStore`."""
 
     def __init__(self) -> None:
@@ -55,75 +58,60 @@ class ModuleStore(ABC):
 
     def filter(self, path_filter: PathFilter) -> Self:
         """Use `path_filter` to select tensors (replaces any earlier criteria)."""
-        self.path_filter = path_filter
-        return self
+        return self._replace(path_filter=path_filter)
 
     with_filter = filter
 
     def _criteria(self) -> PathFilter:
-        if self.path_filter is None:
-            self.path_filter = PathFilter()
-        return self.path_filter
+        return self.path_filter if self.path_filter is not None else PathFilter()
 
     def with_regex(self, pattern: str) -> Self:
         """Select tensors whose path matches `pattern` (criteria are OR-ed)."""
-        self._criteria().with_regex(pattern)
-        return self
+        return self._replace(path_filter=self._criteria().with_regex(pattern))
 
     def with_regexes(self, patterns: Iterable[str]) -> Self:
         """Select tensors matching any of `patterns`."""
-        self._criteria().with_regexes(patterns)
-        return self
+        return self._replace(path_filter=self._criteria().with_regexes(patterns))
 
     def with_full_path(self, path: str) -> Self:
         """Select the tensor at exactly `path`."""
-        self._criteria().with_full_path(path)
-        return self
+        return self._replace(path_filter=self._criteria().with_full_path(path))
 
     def with_full_paths(self, paths: Iterable[str]) -> Self:
         """Select the tensors at exactly `paths`."""
-        self._criteria().with_full_paths(paths)
-        return self
+        return self._replace(path_filter=self._criteria().with_full_paths(paths))
 
     def with_predicate(self, predicate: Predicate) -> Self:
         """Select tensors for which `predicate(path, container_path)` is true."""
-        self._criteria().with_predicate(predicate)
-        return self
+        return self._replace(path_filter=self._criteria().with_predicate(predicate))
 
     def with_predicates(self, predicates: Iterable[Predicate]) -> Self:
         """Select tensors for which any of `predicates` is true."""
-        self._criteria().with_predicates(predicates)
-        return self
+        return self._replace(path_filter=self._criteria().with_predicates(predicates))
 
     def match_all(self) -> Self:
         """Select every tensor."""
-        self.path_filter = PathFilter().match_all()
-        return self
+        return self._replace(path_filter=PathFilter().match_all())
 
     def remap(self, remapper: KeyRemapper) -> Self:
         """Rename the tensors read with `remapper` (replaces earlier rules)."""
-        self.remapper = remapper
-        self._snapshots = None
-        return self
+        return self._replace(remapper=remapper, _snapshots=None)
 
     def with_key_remapping(self, from_pattern: str, to: str) -> Self:
         """Rename tensors read: regex `from_pattern` replaced by `to` (`$1` for groups)."""
-        self.remapper.add_pattern(from_pattern, to)
-        self._snapshots = None
-        return self
+        return self._replace(remapper=self.remapper.add_pattern(from_pattern, to), _snapshots=None)
 
     with_remap_pattern = with_key_remapping  # BurnpackStore's name for it
 
     def with_from_adapter(self, adapter: ModuleAdapter) -> Self:
         """Adapt tensors read, before they are applied (e.g. `BurnToPyTorchAdapter()`)."""
-        self.from_adapter = _adapter(adapter, "with_from_adapter")
-        self.explicit_from_adapter = True
-        return self
+        return self._replace(
+            from_adapter=_adapter(adapter, "with_from_adapter"), explicit_from_adapter=True
+        )
 
     def with_to_adapter(self, adapter: ModuleAdapter) -> Self:
         """Adapt tensors before they are written (e.g. `PyTorchToBurnAdapter()`)."""
-        self.to_adapter = _adapter(adapter, "with_to_adapter")
-        return self
+        return self._replace(to_adapter=_adapter(adapter, "with_to_adapter"))
 
     def map_indices_contiguous(self, map: bool = True) -> Self:
         """Renumber gaps in the file's layer indices on load (`fc.2` -> `fc.1`); default off.
@@ -131,9 +119,7 @@ class ModuleStore(ABC):
         Burn's `PytorchStore` defaults it on, for Burn modules whose `Vec` has no gaps; a
         burnish module is PyTorch's, whose `nn.Sequential` keeps them, so here it is off.
         """
-        self.contiguous_indices = bool(map)
-        self._snapshots = None
-        return self
+        return self._replace(contiguous_indices=bool(map), _snapshots=None)
 
     def skip_enum_variants(self, skip: bool = True) -> Self:
         """Burn's switch for enum variant names in paths; PyTorch modules have none.
@@ -142,33 +128,27 @@ class ModuleStore(ABC):
         what Burn's `skip_enum_variants(true)` makes of its own; the setting is kept so ported
         code runs, and changes nothing.
         """
-        self.skipping_enum_variants = bool(skip)
-        return self
+        return self._replace(skipping_enum_variants=bool(skip))
 
     def allow_partial(self, allow: bool = True) -> Self:
         """Let a load succeed when module tensors are missing from the store."""
-        self.partial = bool(allow)
-        return self
+        return self._replace(partial=bool(allow))
 
     def validate(self, validate: bool = True) -> Self:
         """Raise on tensors that cannot be applied (shape/dtype); default on."""
-        self.validating = bool(validate)
-        return self
+        return self._replace(validating=bool(validate))
 
     def overwrite(self, overwrite: bool = True) -> Self:
         """Let a save replace an existing file (default: refuse)."""
-        self.overwriting = bool(overwrite)
-        return self
+        return self._replace(overwriting=bool(overwrite))
 
     def metadata(self, key: str, value: str) -> Self:
         """Add a `key: value` string pair to the file's metadata."""
-        self.extra_metadata[str(key)] = str(value)
-        return self
+        return self._replace(extra_metadata={**self.extra_metadata, str(key): str(value)})
 
     def clear_metadata(self) -> Self:
         """Drop all metadata, the defaults included."""
-        self.extra_metadata.clear()
-        return self
+        return self._replace(extra_metadata={})
 
     # -- direct access -----------------------------------------------------------------------
 

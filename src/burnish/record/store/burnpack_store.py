@@ -63,8 +63,7 @@ class BurnpackStore(ModuleStore):
 
     def auto_extension(self, enable: bool = True) -> BurnpackStore:
         """Whether `.bpk` is appended to a path without extension (default on)."""
-        self.auto_extension_enabled = bool(enable)
-        return self
+        return self._replace(auto_extension_enabled=bool(enable))
 
     def get_bytes(self) -> bytes:
         """The container a `from_bytes` store holds (after a save, the saved one)."""

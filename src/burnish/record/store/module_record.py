@@ -49,6 +49,7 @@ from burnish.record.store.layout import (
 from burnish.record.store.param_id import param_id
 from burnish.record.store.snapshot import TensorSnapshot
 from burnish.record.store.traversal import module_tensors
+from burnish.value_builder import ValueBuilder
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -69,8 +70,12 @@ class DTypePolicy(enum.Enum):
     CastToModule = "CastToModule"
 
 
-class ModuleRecord(dict[str, torch.Tensor]):
-    """A module's tensors by `state_dict` name, with Burn's `ModuleRecord` methods."""
+class ModuleRecord(ValueBuilder, dict[str, torch.Tensor]):
+    """A module's tensors by `state_dict` name, with Burn's `ModuleRecord` methods.
+
+    The builder methods (`with_dtype_policy`, `allow_partial`, ...) return a new record holding
+    the same tensors and leave this one as it was, as Burn's consume the record.
+    """
 
     def __init__(self, tensors: Any = (), layout: FileLayout | None = PYTORCH) -> None:
         super().__init__(tensors)
@@ -109,8 +114,7 @@ class ModuleRecord(dict[str, torch.Tensor]):
                 "`with_dtype_policy` takes DTypePolicy.FromRecord or DTypePolicy.CastToModule; "
                 f"received {policy!r}."
             )
-        self.dtype_policy = policy
-        return self
+        return self._replace(dtype_policy=policy)
 
     def cast_to_module_dtype(self) -> Self:
         """`with_dtype_policy(DTypePolicy.CastToModule)`."""
@@ -118,18 +122,15 @@ class ModuleRecord(dict[str, torch.Tensor]):
 
     def allow_partial(self, allow: bool = True) -> Self:
         """Let a load leave module tensors the record lacks as they are."""
-        self.partial = bool(allow)
-        return self
+        return self._replace(partial=bool(allow))
 
     def allow_unused(self, allow: bool = True) -> Self:
         """Let a load ignore record tensors no module tensor takes."""
-        self.unused_allowed = bool(allow)
-        return self
+        return self._replace(unused_allowed=bool(allow))
 
     def validate(self, validate: bool = True) -> Self:
         """Raise on tensors whose shape does not fit (default on)."""
-        self.validating = bool(validate)
-        return self
+        return self._replace(validating=bool(validate))
 
     # -- files -------------------------------------------------------------------------------
 

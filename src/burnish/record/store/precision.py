@@ -15,6 +15,7 @@ import torch
 from burnish.record.store.adapter import ModuleAdapter
 from burnish.record.store.burnpack import DTYPES
 from burnish.record.store.snapshot import TensorSnapshot
+from burnish.value_builder import ValueBuilder
 
 __all__ = ["FloatCastAdapter", "HalfPrecisionAdapter"]
 
@@ -37,8 +38,10 @@ def _key(module_type: str) -> str:
     return module_type if ":" in module_type else f"Struct:{module_type}"
 
 
-class HalfPrecisionAdapter(ModuleAdapter):
+class HalfPrecisionAdapter(ValueBuilder, ModuleAdapter):
     """F32 tensors of the chosen module types to F16, and F16 to F32; others unchanged.
+
+    `with_module`/`without_module` return a new adapter (this one stays as it was).
 
     Example:
         >>> adapter = HalfPrecisionAdapter().without_module("LayerNorm")
@@ -49,8 +52,7 @@ class HalfPrecisionAdapter(ModuleAdapter):
 
     def with_module(self, module_type: str) -> HalfPrecisionAdapter:
         """Also convert `module_type` (`"BatchNorm"` or `"Struct:BatchNorm"`)."""
-        self.modules.add(_key(module_type))
-        return self
+        return self._replace(modules={*self.modules, _key(module_type)})
 
     def without_module(self, module_type: str) -> HalfPrecisionAdapter:
         """Stop converting `module_type`.
@@ -64,8 +66,7 @@ class HalfPrecisionAdapter(ModuleAdapter):
                 f"without_module received {module_type!r}, which is not in the module set "
                 f"({', '.join(sorted(self.modules))}). Check the name."
             )
-        self.modules.remove(key)
-        return self
+        return self._replace(modules=self.modules - {key})
 
     def adapt(self, snapshot: TensorSnapshot) -> TensorSnapshot:
         target = {torch.float32: torch.float16, torch.float16: torch.float32}.get(snapshot.dtype)

@@ -33,9 +33,7 @@ class PytorchStore(ModuleStore):
 
     def with_top_level_key(self, key: str) -> PytorchStore:
         """Read the tensors under `key` (e.g. `"state_dict"`, `"model_state_dict"`)."""
-        self.top_level_key = key
-        self._snapshots = None
-        return self
+        return self._replace(top_level_key=key, _snapshots=None)
 
     def describe(self) -> str:
         return f"PytorchStore({str(self.path)!r})"

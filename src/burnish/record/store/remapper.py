@@ -10,13 +10,14 @@ import re
 from collections.abc import Iterable
 
 from burnish.errors import RecordError
+from burnish.value_builder import ValueBuilder
 
 __all__ = ["KeyRemapper"]
 
 _GROUP = re.compile(r"\$(\$|\d+|\{\w+\}|[A-Za-z_]\w*)")
 
 
-class KeyRemapper:
+class KeyRemapper(ValueBuilder):
     """An ordered list of `(pattern, replacement)` rules."""
 
     def __init__(self) -> None:
@@ -31,13 +32,14 @@ class KeyRemapper:
         """
         remapper = cls()
         for pattern, replacement in patterns:
-            remapper.add_pattern(pattern, replacement)
+            remapper = remapper.add_pattern(pattern, replacement)
         return remapper
 
     from_pattern_iter = from_patterns
 
     def add_pattern(self, pattern: str, replacement: str) -> KeyRemapper:
-        """Append a rule; returns self.
+        """A new remapper with the rule appended (this one stays as it was, as Burn's
+        `add_pattern` consumes it).
 
         Raises:
             RecordError: if `pattern` is not a valid regular expression, or `replacement` uses
@@ -56,8 +58,9 @@ class KeyRemapper:
                 f"`{python_group.group(0)}`; replacements use Burn's syntax, where backslashes "
                 f"are literal: write `${{{group}}}` (or `${group}`) for the group."
             )
-        self.patterns.append((compiled, _python_replacement(replacement)))
-        return self
+        return self._replace(
+            patterns=[*self.patterns, (compiled, _python_replacement(replacement))]
+        )
 
     def is_empty(self) -> bool:
         """Whether there are no rules."""

@@ -72,9 +72,8 @@ class _PaddedAccuracy(StatefulNumeric):
         self.pad_token = pad_token
 
     def with_pad_token(self, index: int) -> _PaddedAccuracy:
-        """Ignore targets equal to `index` (Burn's builder method); returns the metric."""
-        self.pad_token = index
-        return self
+        """Ignore targets equal to `index` (Burn's builder method); returns a new metric."""
+        return self._replace(pad_token=index)
 
     def _accumulate(self, hits: torch.Tensor, targets: torch.Tensor) -> NumericEntry:
         """`hits`: bool [batch_size], whether each target was predicted."""

@@ -110,14 +110,12 @@ class BleuScore(StatefulNumeric):
         return cls(max_n)
 
     def with_pad_token(self, index: int) -> BleuScore:
-        """Burn's builder method; returns the metric."""
-        self.pad_token = index
-        return self
+        """Burn's builder method; returns a new metric."""
+        return self._replace(pad_token=index)
 
     def with_smoothing(self, smoothing: BleuSmoothing) -> BleuScore:
-        """Burn's builder method; returns the metric."""
-        self.smoothing = _smoothing(smoothing)
-        return self
+        """Burn's builder method; returns a new metric."""
+        return self._replace(smoothing=_smoothing(smoothing))
 
     @torch.no_grad()
     def update(self, item: Any, metadata: MetricMetadata | None) -> NumericEntry:

@@ -53,9 +53,8 @@ class _ErrorRate(StatefulNumeric):
         self.pad_token = pad_token
 
     def with_pad_token(self, index: int) -> Any:
-        """Burn's builder method; returns the metric."""
-        self.pad_token = index
-        return self
+        """Burn's builder method; returns a new metric."""
+        return self._replace(pad_token=index)
 
     @torch.no_grad()
     def update(self, item: Any, metadata: MetricMetadata | None) -> NumericEntry:

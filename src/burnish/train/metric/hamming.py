@@ -53,15 +53,12 @@ class HammingScore(StatefulNumeric):
         self.name = f"Hamming Score @ Threshold({threshold})"
 
     def with_threshold(self, threshold: float) -> HammingScore:
-        """Burn's builder method; returns the metric."""
-        self.threshold = threshold
-        self.name = f"Hamming Score @ Threshold({threshold})"
-        return self
+        """Burn's builder method; returns a new metric."""
+        return self._replace(threshold=threshold, name=f"Hamming Score @ Threshold({threshold})")
 
     def with_sigmoid(self, sigmoid: bool) -> HammingScore:
-        """Burn's builder method; returns the metric."""
-        self.sigmoid = sigmoid
-        return self
+        """Burn's builder method; returns a new metric."""
+        return self._replace(sigmoid=sigmoid)
 
     @torch.no_grad()
     def update(self, item: Any, metadata: MetricMetadata) -> NumericEntry:

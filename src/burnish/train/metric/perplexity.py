@@ -55,9 +55,8 @@ class PerplexityMetric(StatefulNumeric):
         self.name = "Perplexity"
 
     def with_pad_token(self, index: int) -> PerplexityMetric:
-        """Burn's builder method; returns the metric."""
-        self.pad_token = index
-        return self
+        """Burn's builder method; returns a new metric."""
+        return self._replace(pad_token=index)
 
     @torch.no_grad()
     def update(self, item: Any, metadata: MetricMetadata) -> NumericEntry:

@@ -46,9 +46,8 @@ class RougeLScore(StatefulNumeric):
         self.name = "ROUGE-L"
 
     def with_pad_token(self, index: int) -> RougeLScore:
-        """Burn's builder method; returns the metric."""
-        self.pad_token = index
-        return self
+        """Burn's builder method; returns a new metric."""
+        return self._replace(pad_token=index)
 
     @torch.no_grad()
     def update(self, item: Any, metadata: MetricMetadata | None) -> NumericEntry:

@@ -10,6 +10,7 @@ import torch
 
 from burnish.errors import RecordError
 from burnish.train.metric.base import Numeric, NumericEntry
+from burnish.value_builder import ValueBuilder
 
 __all__ = ["NumericMetricState", "StatefulNumeric", "accumulate_dtype", "sum_over_ranks"]
 
@@ -161,7 +162,7 @@ class NumericMetricState:
         self._count = float(record["count"])
 
 
-class StatefulNumeric(Numeric):
+class StatefulNumeric(ValueBuilder, Numeric):
     """A numeric metric whose epoch value is `self.finish(self.state.mean())`.
 
     Subclasses compute a batch value in `update` and return `self.state.update(value, n)` (or
@@ -169,7 +170,13 @@ class StatefulNumeric(Numeric):
     from the shared state. The epoch's whole state is `self.state`: the states of several
     processes combine by adding their `sum`s and `count`s, and `finish(sum / count)` of the
     combined totals is the epoch value over all processes' items.
+
+    A metric's `with_*` methods (Burn's builder methods) return a new metric and leave this one
+    as it was; the new one's state is a copy of this one's (empty on a fresh metric), never
+    shared with it.
     """
+
+    _copies_state = True
 
     def __init__(self) -> None:
         self.state = NumericMetricState()

@@ -11,6 +11,7 @@ from burnish.data.dataset.download import cache_dir
 from burnish.data.dataset.sqlite.codec import SqliteDatasetError
 from burnish.data.dataset.sqlite.dataset import SqliteDataset
 from burnish.data.dataset.sqlite.writer import SqliteDatasetWriter
+from burnish.value_builder import ValueBuilder
 
 __all__ = ["SqliteDatasetStorage", "sanitize"]
 
@@ -23,7 +24,7 @@ def sanitize(name: str) -> str:
     return "" if cleaned in {".", ".."} else cleaned
 
 
-class SqliteDatasetStorage:
+class SqliteDatasetStorage(ValueBuilder):
     """A dataset file given by name (in a base folder) or by path (Burn: `SqliteDatasetStorage`).
 
     `from_name(name)` stores `<base_dir>/<name>.db`, the base folder being `with_base_dir(...)`
@@ -62,9 +63,9 @@ class SqliteDatasetStorage:
         return cls(db_file=db_file)
 
     def with_base_dir(self, base_dir: str | os.PathLike) -> SqliteDatasetStorage:
-        """Store named datasets in `base_dir` instead of the cache; returns the storage."""
-        self._base_dir = Path(base_dir)
-        return self
+        """Store named datasets in `base_dir` instead of the cache: a new storage (this one
+        stays as it was)."""
+        return self._replace(_base_dir=Path(base_dir))
 
     def exists(self) -> bool:
         """Whether the database file exists."""

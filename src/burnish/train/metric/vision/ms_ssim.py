@@ -235,9 +235,8 @@ class MsSsimMetric(StatefulNumeric):
         )
 
     def with_name(self, name: str) -> MsSsimMetric:
-        """Burn's builder method: another name; returns the metric."""
-        self.name = name
-        return self
+        """Burn's builder method: another name; returns a new metric."""
+        return self._replace(name=name)
 
     @torch.no_grad()
     def update(self, item: Any, metadata: MetricMetadata | None) -> NumericEntry:

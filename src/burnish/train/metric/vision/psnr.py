@@ -74,9 +74,8 @@ class PsnrMetric(StatefulNumeric):
         self.name = f"PSNR@{rust_float(config.max_pixel_val)}"
 
     def with_name(self, name: str) -> PsnrMetric:
-        """Burn's builder method: another name; returns the metric."""
-        self.name = name
-        return self
+        """Burn's builder method: another name; returns a new metric."""
+        return self._replace(name=name)
 
     @torch.no_grad()
     def update(self, item: Any, metadata: MetricMetadata | None) -> NumericEntry:
