@@ -164,9 +164,12 @@ class Tracking(MetricsRenderer):
             )
         from burnish.train.announce import Announcer
 
-        warn = Announcer(self.renderer).warning
+        announce = Announcer(self.renderer)
         branch = branch if resume is not None else None
-        run = RunInfo(artifact_dir, config, dict(hparams), resume, branch, warn=warn)
+        run = RunInfo(
+            artifact_dir, config, dict(hparams), resume, branch,
+            warn=announce.warning, say=announce.info,
+        )  # fmt: skip
         for tracker in self.trackers:
             tracker.start(run)
         self.started = True

@@ -59,13 +59,14 @@ def test_a_branch_shows_the_final_line_in_every_tracker(tmp_path, wandb_home, ml
     parent_mlflow = json.loads((tmp_path / "mlflow-run.json").read_text())["run_id"]
     parent_wandb = json.loads((tmp_path / "wandb-run.json").read_text())["id"]
 
-    said = []
+    said, warned = [], []
     resume = ResumePosition(3, 0, step_of(2, TRAIN_ITERATIONS))
     info = dataclasses.replace(
         schedule.run_info(tmp_path, resume),
         config={**schedule.CONFIG, "lr": 0.02},
         branch=BRANCH,
-        warn=said.append,
+        warn=warned.append,
+        say=said.append,
     )
     loggers = make_loggers(tmp_path, names)
     for logger in loggers:
@@ -116,3 +117,4 @@ def test_a_branch_shows_the_final_line_in_every_tracker(tmp_path, wandb_home, ml
                 seen_steps[(name, row["global_step"])] = value
     assert seen_epochs == epochs and seen_steps == steps
     assert len(said) == 2 and all(BRANCH in line for line in said), said
+    assert warned == []  # a branch's new run is expected behaviour, not a warning

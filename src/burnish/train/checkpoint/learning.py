@@ -311,7 +311,7 @@ class LearningCheckpointer:
         if finished is None:
             return None
         line, archive = finished
-        self.announce.warning(
+        self.announce.info(
             f"Finished beginning a branch that a crash interrupted: the part it left is in "
             f"{archive}; this run continues the branch."
         )

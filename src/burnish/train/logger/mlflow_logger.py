@@ -193,7 +193,7 @@ class MlflowLogger(ExperimentLogger):
                     self._last[key] = max(self._last.get(key, -1), point.step)
         for start in range(0, len(kept), _METRICS_BATCH):
             client.log_batch(run_id, metrics=kept[start : start + _METRICS_BATCH])
-        run.warning(
+        run.info(
             f"MlflowLogger: {run.branch} is a new MLflow run {run_id}, child of {parent} "
             f"(mlflow.parentRunId), with its {len(kept)} points up to the branch copied."
         )

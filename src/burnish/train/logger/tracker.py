@@ -130,7 +130,9 @@ class RunInfo:
             branch's name (`"line 1 from epoch-2"`). Trackers that cannot drop points (MLflow,
             W&B) start a new run linked to the earlier one, holding the points `resume`
             keeps. None: the run continues its line.
-        warn: Says a line to the user (console and experiment log); None: the log only.
+        warn: Warns the user with a line (console and experiment log); None: the log only.
+        say: Tells the user a line about expected behaviour (console and experiment log, not
+            as a warning); None: the log only.
     """
 
     artifact_dir: Path
@@ -139,6 +141,15 @@ class RunInfo:
     resume: ResumePosition | None = None
     branch: str | None = None
     warn: Callable[[str], None] | None = dataclasses.field(default=None, compare=False, repr=False)
+    say: Callable[[str], None] | None = dataclasses.field(default=None, compare=False, repr=False)
+
+    def info(self, text: str) -> None:
+        """Tell the user `text` (what a tracker did as expected, e.g. a branch's new run): on
+        the console too when the learner gave `say`."""
+        if self.say is not None:
+            self.say(text)
+        else:
+            logging.getLogger("burnish.train").info("%s", text)
 
     def warning(self, text: str) -> None:
         """Warn the user with `text`: on the console too when the learner gave `warn`."""

@@ -164,7 +164,7 @@ class WandbLogger(ExperimentLogger):
         for row in copied:  # a branch's new run: the parent's points up to the branch
             self._log(row)
         if copied:
-            run.warning(
+            run.info(
                 f"WandbLogger: {run.branch} is a new W&B run {run_id} (config "
                 f"burnish.parent_run = {config['burnish.parent_run']}), with its "
                 f"{len(copied)} rows up to the branch copied."
