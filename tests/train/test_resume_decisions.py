@@ -166,7 +166,7 @@ def test_fit_twice_is_refused_and_says_what_to_do(tmp_path):
 
 def test_a_fit_refused_before_training_can_be_retried(tmp_path):
     learner = build(builder(tmp_path, epochs=1, stop=False))
-    with pytest.raises(ValueError, match="`fit` needs a train and a valid data loader"):
+    with pytest.raises(ValueError, match="`fit` needs a train data loader"):
         learner.fit()
     assert learner.fit(*loaders()).epochs_completed == 1
 

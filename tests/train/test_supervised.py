@@ -162,5 +162,5 @@ def test_launch_errors_name_the_fix(tmp_path):
     training.launch(learner)
     with pytest.raises(RuntimeError, match="already called"):
         training.launch(learner)
-    with pytest.raises(ValueError, match="needs both data loaders"):
-        SupervisedTraining(tmp_path, train, None)
+    with pytest.raises(ValueError, match="needs a train data loader"):
+        SupervisedTraining(tmp_path, None, valid)
