@@ -32,6 +32,7 @@ from burnish.train.checkpoint.resume import ResumeFrom, ResumePoint, find_resume
 from burnish.train.checkpoint.retention import Retention
 from burnish.train.checkpoint.run_end import Resumed, RunEnd
 from burnish.train.checkpoint.snapshot import host_snapshot
+from burnish.train.checkpoint.training_state import stopping_rule
 from burnish.train.position import Phase, Position
 from burnish.train.split import Split
 
@@ -297,6 +298,7 @@ class LearningCheckpointer:
         records = state.to_records()
         learner = records["learner"]
         learner["checkpointing_strategy"] = self.strategy.to_record()
+        learner["checkpointing_rule"] = stopping_rule(self.strategy)
         learner["retention"] = self.retention.to_record()
         learner["end"] = end.to_record() if end is not None else None
         learner["line"] = self.line.to_record()
@@ -386,9 +388,15 @@ class LearningCheckpointer:
     def _load(self, state: TrainingState, point: ResumePoint) -> None:
         records = point.records
         state.load_records(records)
-        saved = records["learner"].get("checkpointing_strategy")
-        if saved is not None:
+        saved, rule = records["learner"].get("checkpointing_strategy"), stopping_rule(self.strategy)
+        was = records["learner"].get("checkpointing_rule", rule)  # from before rules: the same
+        if saved is not None and was == rule:
             self.strategy.load_record(saved)
+        elif saved is not None:  # its best epoch means something else: never merged
+            state.changed.append(
+                f"The checkpointing strategy changed since the checkpoint (it kept {was}, now "
+                f"{rule}): it starts from a clean state; the checkpoints it kept stay."
+            )
         self.retention.load_record(records["learner"].get("retention"), self._present(point))
         if self.is_main:  # drop log lines written after the checkpoint; other ranks log in memory
             positions = records["learner"]["loggers"]

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from burnish.lr_scheduler import LrScheduler
     from burnish.optim import GradScaler, Optimizer
     from burnish.train.accumulation import Accumulation
+    from burnish.train.checkpoint.strategy import CheckpointingStrategy
     from burnish.train.data_adapter import DataAdapter
     from burnish.train.early_stopping import EarlyStoppingStrategy
     from burnish.train.ema import ModelEma
@@ -217,12 +218,16 @@ class TrainingState:
                 self.loaders[split].load_record(record)
 
 
-def stopping_rule(strategy: EarlyStoppingStrategy | None) -> str | None:
-    """What an early-stopping strategy's state is about: the metric it watches, on which split,
-    aggregated and compared how (`Loss (valid, mean, lowest)`); None without one. Its patience
-    and warmup are not part of it: a kept best value stays meaningful when they change."""
+def stopping_rule(strategy: EarlyStoppingStrategy | CheckpointingStrategy | None) -> str | None:
+    """What an early-stopping or checkpointing strategy's state is about: the metric it
+    watches, on which split, aggregated and compared how (`Loss (valid, mean, lowest)`); a
+    composed strategy's, its parts' in order; None without one. Its patience, warmup or number
+    of checkpoints kept are not part of it: a kept best stays meaningful when they change."""
     if strategy is None:
         return None
+    parts = getattr(strategy, "strategies", None)
+    if isinstance(parts, list):  # ComposedCheckpointingStrategy
+        return f"{type(strategy).__name__}[{'; '.join(str(stopping_rule(p)) for p in parts)}]"
     watched = ", ".join(f"{name} ({split}" for name, split in strategy.watched_metrics())
     details = [
         str(getattr(strategy, attribute))
