@@ -236,3 +236,27 @@ def test_the_evaluator_tests_a_model_trained_without_validation(tmp_path):
     summary = LearnerSummary.from_dir(tmp_path)
     assert [m.name for m in summary.metrics.test["mnist-test"]] == ["Accuracy", "Loss"]
     assert summary.metrics.valid == [] and len(summary.metrics.train) == 2
+
+
+def test_resuming_with_or_without_validation(tmp_path):
+    """A validated run may continue without validation (its epoch checkpoints go on by
+    epoch); a run trained without validation is not resumed with a validation loader."""
+    from burnish.errors import ConfigError
+
+    def fitted(directory, epochs: int, validate: bool, resume: bool = False):
+        configured_ = configured(directory, io.StringIO(), epochs)
+        learner = (configured_.resume() if resume else configured_).build(
+            Mlp(), AdamConfig().init(), 1e-3
+        )
+        train, valid = loaders()
+        return learner.fit(train, valid if validate else None)
+
+    fitted(tmp_path / "a", 1, validate=True)
+    result = fitted(tmp_path / "a", 2, validate=False, resume=True)
+    assert (result.epochs_completed, result.validations) == (2, 1)
+    assert scripted.checkpoints(tmp_path / "a") == ["epoch-1", "epoch-2"]
+    fitted(tmp_path / "b", 1, validate=False)
+    with pytest.raises(ConfigError, match="run trained without validation"):
+        fitted(tmp_path / "b", 2, validate=True, resume=True)
+    assert scripted.checkpoints(tmp_path / "b") == ["epoch-1"]
+    assert not (tmp_path / "b" / "valid").exists()

@@ -323,7 +323,8 @@ class Run:
         """Early stopping's decision on the epoch's validation, then the epoch checkpoint,
         which records the end of the run if it ends here."""
         state = self.state
-        number = state.validations or epoch  # without validation (train_only.py): the epoch
+        validating = Split.VALID in state.loaders  # without validation (train_only.py):
+        number = state.validations if validating else epoch  # numbered by epoch
         stop = self._should_stop_early(number)  # before the checkpoint records it
         end = RunEnd.after(epoch, self.num_epochs, stop, self.budget.spent(state))
         point = self.mid_epoch.checkpoint(state, epoch_end=True)

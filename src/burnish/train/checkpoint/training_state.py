@@ -133,6 +133,7 @@ class TrainingState:
         self.step = loop.get("step", 0)
         self.lr = lr_from_record(loop.get("lr"), self.lr_scheduler)
         self._load_counts(loop)
+        _check_validating(loop, Split.VALID in self.loaders)
         self._load_loaders(loop["loaders"])
         if self.position.phase is Phase.DONE:  # an epoch checkpoint: start the next epoch
             self.position = Position(self.position.epoch + 1)
@@ -179,6 +180,7 @@ class TrainingState:
             "optimizer_steps": self.optimizer_steps,
             "validations": self.validations,
             "validated_at": self.validated_at,
+            "validating": Split.VALID in self.loaders,  # False: a fit without validation
         }
 
     def _load_early_stopping(self, loop: dict[str, Any]) -> None:
@@ -236,6 +238,20 @@ def stopping_rule(strategy: EarlyStoppingStrategy | CheckpointingStrategy | None
     ]
     kind = type(strategy).__name__
     return f"{kind}: {watched}{''.join(', ' + d for d in details)})" if watched else kind
+
+
+def _check_validating(loop: dict[str, Any], validating: bool) -> None:
+    """A run trained without validation continues without it: validated, its epoch
+    checkpoints would be numbered by validations (train_only.py)."""
+    if validating and not loop.get("validating", True):  # before the flag: validated
+        from burnish.errors import ConfigError
+
+        raise ConfigError(
+            "This checkpoint is of a run trained without validation (`fit(dataloader_train)`), "
+            "and this fit was given a validation data loader. Resume it without one, "
+            "`learner.fit(dataloader_train)`, or start a new run in another artifact "
+            "directory to validate."
+        )
 
 
 def _record_of(part: Any) -> Any:
