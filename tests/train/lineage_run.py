@@ -1,13 +1,15 @@
 """One start of the lineage tests' run, as a subprocess that may SIGKILL itself.
 
     python tests/train/lineage_run.py ARTIFACT_DIR OUT --epochs E [--lr LR]
-        [--start resume|N] [--kill-at-step K] [--kill-in-branch K]
+        [--start resume|N] [--kill-at-step K] [--kill-in-branch K] [--trackers NAMES]
 
 Trains the MNIST MLP of test_lineage.py (4 steps per epoch, every epoch checkpoint kept,
 a checkpoint every 2 steps) from `--start` (`resume()` or `checkpoint(N)`); on success writes
 its parameters to OUT. `--kill-at-step K` SIGKILLs it after its K-th training step,
 `--kill-in-branch K` at the K-th file-system commit (atomic write, rename) of a branch's start
-(`Lineage`): inside the move of the abandoned part.
+(`Lineage`): inside the move of the abandoned part. `--trackers csv,tensorboard,mlflow,wandb`
+logs to those trackers every iteration (MLflow: the default store, `<ARTIFACT_DIR>/mlflow.db`;
+W&B offline: give it the tests' WANDB_* environment, tests/train/logger/tracker_schedule.py).
 """
 
 from __future__ import annotations
@@ -54,6 +56,13 @@ def kill_in_branch(count: int) -> None:
     lineage.os = Os()  # type: ignore[assignment]
 
 
+def trackers(names: str) -> list:
+    """The named trackers, as tests/train/logger's tests make them."""
+    from tests.train.logger.tracker_schedule import make_loggers
+
+    return make_loggers(Path(), names.split(",")) if names else []
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("artifact_dir")
@@ -63,6 +72,7 @@ def main() -> None:
     parser.add_argument("--start", default=None)
     parser.add_argument("--kill-at-step", type=int, default=0)
     parser.add_argument("--kill-in-branch", type=int, default=0)
+    parser.add_argument("--trackers", default="")
     args = parser.parse_args()
     torch.set_num_threads(1)
     if args.kill_at_step:
@@ -70,7 +80,10 @@ def main() -> None:
     if args.kill_in_branch:
         kill_in_branch(args.kill_in_branch)
     start = args.start if args.start in (None, "resume") else int(args.start)
-    result = fit(Path(args.artifact_dir), args.epochs, lr=args.lr, start=start, every=2)
+    loggers = trackers(args.trackers)
+    result = fit(
+        Path(args.artifact_dir), args.epochs, args.lr, start, sys.stderr, every=2, trackers=loggers
+    )  # the console's lines on stderr
     print(f"epochs={result.epochs_completed} interrupted={result.interrupted}", flush=True)
     torch.save(dict(result.model.state_dict()), args.out)
 

@@ -39,10 +39,14 @@ class StoppingMlp(Mlp):
         return super().train_step(batch)
 
 
-def fit(artifact_dir, epochs, lr=1e-3, start=None, out=None, stopping=None, every=None, stop_at=0):
+def fit(
+    artifact_dir, epochs, lr=1e-3, start=None, out=None, stopping=None, every=None, stop_at=0,
+    trackers=(),
+):  # fmt: skip
     """Train the MLP (keeping every epoch checkpoint) from `start` (an epoch, "resume", None),
     with an early-stopping strategy and mid-epoch checkpoints if given; `stop_at`: interrupted
-    after that many steps (4 per epoch)."""
+    after that many steps (4 per epoch); `trackers`: `log_to` them (every iteration, the lr as
+    the config's param `lr`)."""
     bn.seed(5)
     interrupter = Interrupter()
     model = StoppingMlp(interrupter, stop_at)
@@ -57,6 +61,8 @@ def fit(artifact_dir, epochs, lr=1e-3, start=None, out=None, stopping=None, ever
         configured = configured.early_stopping(stopping)
     if every is not None:
         configured = configured.checkpoint_every(every)
+    if trackers:
+        configured = configured.log_to(*trackers, config={"lr": lr}).log_every(1)
     if start == "resume":
         configured = configured.resume()
     elif start is not None:
