@@ -5,6 +5,9 @@ The Learner stops gracefully after the current iteration and returns a result wi
 checkpoint is the place to continue from. The examples then say so and exit with 130, the
 status a shell gives a process that SIGINT ended, instead of going on as if training had
 finished.
+
+A run that `on_non_finite("stop")` ended also returns normally (`stopped_non_finite=True`):
+the examples say so and exit with 1, so that a cluster's job is not read as a success.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from pathlib import Path
 
 from burnish.train import TrainingResult
 
-__all__ = ["EXIT_INTERRUPTED", "exit_if_interrupted"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_NON_FINITE", "exit_if_interrupted"]
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+EXIT_NON_FINITE = 1  # a failure: the loss or the gradients went non-finite
 
 
 def exit_if_interrupted(result: TrainingResult, not_done: str, resume: str | None) -> None:
@@ -29,8 +33,18 @@ def exit_if_interrupted(result: TrainingResult, not_done: str, resume: str | Non
             cannot be resumed (no checkpointer): the message then says to run it again.
 
     Raises:
-        SystemExit: with code 130 when `result.interrupted`.
+        SystemExit: with code 130 when `result.interrupted`, 1 when
+            `result.stopped_non_finite`.
     """
+    if result.stopped_non_finite:  # the learner's warning above names the last checkpoint
+        print(
+            f"Training stopped on a non-finite loss or gradient (on_non_finite('stop')) after "
+            f"{result.iterations} iteration(s): {not_done}. Fix the cause, then "
+            + (f"continue with: {resume}" if resume is not None else "run the example again."),
+            file=sys.stderr,
+            flush=True,
+        )
+        raise SystemExit(EXIT_NON_FINITE)
     if not result.interrupted:
         return
     where = Path(result.artifact_dir) if result.artifact_dir is not None else None

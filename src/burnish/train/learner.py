@@ -87,10 +87,15 @@ class Learner(LearnerSteps):
         parameters' storage shared. `learner.model()` is the trained model itself, in training
         mode; a new learner given `result.model` trains that one. With a
         `MetricCheckpointingStrategy`, the best epoch's model is in its checkpoint. `fit` runs
-        once per learner.
+        once per learner. A run that did not finish also returns normally, saying why:
+        `result.interrupted` (Ctrl-C, `q`) or `result.stopped_non_finite`
+        (`on_non_finite("stop")`); a script should check them and exit non-zero, or a cluster
+        reads the job as a success (a preemption signal raises `Preempted` instead).
 
         Example:
             >>> result = learner.fit(dataloader_train, dataloader_valid)  # doctest: +SKIP
+            >>> if result.interrupted or result.stopped_non_finite:  # doctest: +SKIP
+            ...     sys.exit("training did not finish: see the message above")
             >>> result.model.save_file("artifacts/model", CompactRecorder())  # doctest: +SKIP
 
         Args:
