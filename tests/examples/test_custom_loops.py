@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from examples import custom_training_loop, multiple_optimizers
+
+# One intra-op thread: two per test worker oversubscribe the cores (fp16's emulated kernels
+# took 10.6 s of CPU with two, 7.1 s with one; the same numbers).
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_custom_training_loop_prints_burn_lines_and_learns(capsys):

@@ -5,11 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from examples.mnist.__main__ import main
 from examples.mnist.training import TrainingConfig
 from tests import fork_server
 from tests.examples.interrupt import start_and_interrupt
 from tests.helpers import iteration_lines
+
+# One intra-op thread: two per test worker oversubscribe the cores (fp16's emulated kernels
+# took 10.6 s of CPU with two, 7.1 s with one; the same numbers).
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
+
 from burnish.train import LearnerSummary
 
 from examples.regression.__main__ import main
 from tests.helpers import iteration_lines
+
+# One intra-op thread: two per test worker oversubscribe the cores (fp16's emulated kernels
+# took 10.6 s of CPU with two, 7.1 s with one; the same numbers).
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _epoch_values(summary, split, name):

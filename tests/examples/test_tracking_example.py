@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import csv
 
+import pytest
+
 from examples.tracking import main
 from tests.examples.interrupt import start_and_interrupt
+
+# One intra-op thread: two per test worker oversubscribe the cores (fp16's emulated kernels
+# took 10.6 s of CPU with two, 7.1 s with one; the same numbers).
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_a_short_run_writes_tensorboard_csv_and_the_model_then_says_how_to_open_them(
