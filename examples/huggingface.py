@@ -82,7 +82,11 @@ class HfGptConfig:
             n_layer=self.n_layer, n_head=self.n_head, bos_token_id=0, eos_token_id=0,
             use_cache=False,  # no key/value cache in training (and with checkpointing)
         )  # fmt: skip
-        model = HfCausalLm(GPT2LMHeadModel(config))
+        gpt2 = GPT2LMHeadModel(config)
+        # The loss GPT-2 uses anyway; unnamed, transformers 4.46+ warns "loss_type=None ...
+        # unrecognized" on every run.
+        gpt2.loss_type = "ForCausalLM"
+        model = HfCausalLm(gpt2)
         return model.to(device) if device is not None else model
 
 
