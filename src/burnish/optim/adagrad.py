@@ -10,9 +10,10 @@ from torch.optim.adagrad import adagrad
 
 from burnish.config import config
 from burnish.errors import ConfigError
-from burnish.optim.base import Optimizer, _new_step, column, fused_supported, steps_on_device
+from burnish.optim.base import Optimizer
 from burnish.optim.clipping import GradientClippingConfig
 from burnish.optim.decay import WeightDecayConfig
+from burnish.optim.kernel_state import column, fused_supported, new_step, steps_on_device
 
 __all__ = ["AdaGrad", "AdaGradConfig"]
 
@@ -58,7 +59,7 @@ class AdaGrad(Optimizer):
 
     def _new_state(self, param: Tensor) -> dict[str, Any]:
         return {
-            "step": _new_step(),
+            "step": new_step(),
             "sum": torch.zeros_like(param, memory_format=torch.preserve_format),
         }
 

@@ -10,15 +10,10 @@ from torch.optim.adam import adam
 
 from burnish.config import config
 from burnish.errors import ConfigError
-from burnish.optim.base import (
-    Optimizer,
-    _new_step,
-    column,
-    fused_supported,
-    steps_on_device,
-)
+from burnish.optim.base import Optimizer
 from burnish.optim.clipping import GradientClippingConfig
 from burnish.optim.decay import WeightDecayConfig
+from burnish.optim.kernel_state import column, fused_supported, new_step, steps_on_device
 
 __all__ = ["Adam", "AdamConfig"]
 
@@ -70,7 +65,7 @@ class Adam(Optimizer):
 
     def _new_state(self, param: Tensor) -> dict[str, Any]:
         state = {
-            "step": _new_step(),
+            "step": new_step(),
             "moment_1": torch.zeros_like(param, memory_format=torch.preserve_format),
             "moment_2": torch.zeros_like(param, memory_format=torch.preserve_format),
         }

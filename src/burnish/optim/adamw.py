@@ -10,8 +10,8 @@ from torch import Tensor
 from burnish.config import config
 from burnish.errors import ConfigError
 from burnish.optim.adam import Adam, _check_betas
-from burnish.optim.base import column, fused_supported
 from burnish.optim.clipping import GradientClippingConfig
+from burnish.optim.kernel_state import column, fused_supported
 
 __all__ = ["AdamW", "AdamWConfig"]
 

@@ -9,8 +9,9 @@ from torch import Tensor
 
 from burnish.config import config
 from burnish.errors import ConfigError
-from burnish.optim.base import Optimizer, _new_step, column
+from burnish.optim.base import Optimizer
 from burnish.optim.clipping import GradientClippingConfig
+from burnish.optim.kernel_state import column, new_step
 
 __all__ = ["Adan", "AdanConfig"]
 
@@ -75,7 +76,7 @@ class Adan(Optimizer):
             return torch.zeros_like(param, memory_format=torch.preserve_format)
 
         return {
-            "step": _new_step(),
+            "step": new_step(),
             "exp_avg": zeros(),
             "exp_avg_sq": zeros(),
             "exp_avg_diff": zeros(),

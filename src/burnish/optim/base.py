@@ -14,15 +14,15 @@ import math
 import os
 import weakref
 from abc import ABC, abstractmethod
-from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 import torch
 from torch import Tensor, nn
 
 from burnish.errors import RecordError
 from burnish.optim.clipping import GradientClippingConfig
+from burnish.optim.kernel_state import STEP_DTYPE
 from burnish.optim.param_table import unwrap
 from burnish.optim.params import GradientsParams
 from burnish.value_builder import ValueBuilder
@@ -36,8 +36,6 @@ __all__ = ["Optimizer"]
 
 M = TypeVar("M", bound=nn.Module)
 _RECORD_VERSION = 1
-# Step counters stay on the CPU as torch.optim keeps them, so bias corrections never sync.
-_STEP_DTYPE = torch.get_default_dtype
 
 
 class Optimizer(ValueBuilder, ABC):
@@ -52,6 +50,15 @@ class Optimizer(ValueBuilder, ABC):
     """
 
     _copies_state = True
+    # The optimizer of parameter groups, which `with_group` and a rate per group wrap this
+    # one in: `ModuleOptimizer`, a subclass, names itself (`class ModuleOptimizer(Optimizer,
+    # groups=True)`), so that this module never imports its own subclass.
+    _module_optimizer_class: ClassVar[type[ModuleOptimizer]]
+
+    def __init_subclass__(cls, groups: bool = False, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if groups:
+            Optimizer._module_optimizer_class = cast("type[ModuleOptimizer]", cls)
 
     def __init__(self, grad_clipping: GradientClippingConfig | None = None) -> None:
         self.grad_clipping = grad_clipping
@@ -254,19 +261,15 @@ class Optimizer(ValueBuilder, ABC):
     ) -> ModuleOptimizer:
         """This optimizer for every parameter, `optim` for those in `group` (Burn main's
         `ModuleOptimizer::with_group`): `ModuleOptimizer(self).with_group(...)`."""
-        from burnish.optim.module_optimizer import ModuleOptimizer
-
-        return ModuleOptimizer(self).with_group(group, optim, grad_clipping)
+        return self._module_optimizer_class(self).with_group(group, optim, grad_clipping)
 
     def _as_module_optimizer(self) -> ModuleOptimizer:
         """This optimizer as the only group of a `ModuleOptimizer` (made once): the same
         state, clipping and updates, with a rate per lr group (Burn: `ModuleOptimizer::from`).
         """
-        from burnish.optim.module_optimizer import ModuleOptimizer
-
         view = self.__dict__.get("_module_view")
         if view is None:
-            view = self.__dict__["_module_view"] = ModuleOptimizer(self)
+            view = self.__dict__["_module_view"] = self._module_optimizer_class(self)
         view._clipping[0] = self.grad_clipping  # may have changed since (with_grad_clipping)
         return view
 
@@ -318,7 +321,7 @@ class Optimizer(ValueBuilder, ABC):
     def _restore(self, key: str, value: Any) -> Any:
         """A state entry from a record: step counters become CPU tensors again."""
         if key == "step":
-            return torch.tensor(float(value), dtype=_STEP_DTYPE())
+            return torch.tensor(float(value), dtype=STEP_DTYPE())
         return value.detach().clone() if isinstance(value, Tensor) else value
 
     # -- helpers -----------------------------------------------------------------------------
@@ -400,33 +403,6 @@ class Optimizer(ValueBuilder, ABC):
                 if isinstance(value, Tensor) and key != "step":
                     state[key] = value.to(device=param.device, dtype=param.dtype)
         return state
-
-
-def column(states: list[dict[str, Any]], key: str) -> list[Any]:
-    """`[state[key] for state in states]`, without a Python frame per state."""
-    return list(map(itemgetter(key), states))
-
-
-def fused_supported(params: list[Tensor], devices: tuple[str, ...]) -> bool:
-    """Whether torch has a fused kernel of the optimizer for `params`' device."""
-    return params[0].device.type in devices
-
-
-def steps_on_device(states: list[dict[str, Any]], params: list[Tensor]) -> list[Tensor]:
-    """The step counters of `states`, moved once to their parameter's device.
-
-    Fused kernels count steps on the device; the foreach kernels keep them on the CPU.
-    """
-    steps = column(states, "step")
-    if steps[0].device != params[0].device:
-        for state, param in zip(states, params):
-            state["step"] = state["step"].to(param.device, non_blocking=True)
-        steps = column(states, "step")
-    return steps
-
-
-def _new_step() -> Tensor:
-    return torch.tensor(0.0, dtype=_STEP_DTYPE())
 
 
 def _snapshot(key: str, value: Any) -> Any:

@@ -60,7 +60,7 @@ class _Plan:
     groups: list[_Group]
 
 
-class ModuleOptimizer(Optimizer):
+class ModuleOptimizer(Optimizer, groups=True):
     """An optimizer for every parameter, and others for groups of them (`with_group`).
 
     Args:

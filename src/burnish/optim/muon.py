@@ -13,8 +13,9 @@ from torch import Tensor
 
 from burnish.config import config
 from burnish.errors import ConfigError
-from burnish.optim.base import Optimizer, column
+from burnish.optim.base import Optimizer
 from burnish.optim.decay import WeightDecayConfig
+from burnish.optim.kernel_state import column
 from burnish.optim.momentum import MomentumConfig
 
 __all__ = ["AdjustLrFn", "Muon", "MuonConfig"]

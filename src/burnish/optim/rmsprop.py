@@ -10,9 +10,10 @@ from torch.optim.rmsprop import rmsprop
 
 from burnish.config import config
 from burnish.errors import ConfigError
-from burnish.optim.base import Optimizer, _new_step, column
+from burnish.optim.base import Optimizer
 from burnish.optim.clipping import GradientClippingConfig
 from burnish.optim.decay import WeightDecayConfig
+from burnish.optim.kernel_state import column, new_step
 
 __all__ = ["RmsProp", "RmsPropConfig"]
 
@@ -63,7 +64,7 @@ class RmsProp(Optimizer):
         self.config = config
 
     def _new_state(self, param: Tensor) -> dict[str, Any]:
-        state = {"step": _new_step(), "square_avg": _zeros(param)}
+        state = {"step": new_step(), "square_avg": _zeros(param)}
         if self.config.centered:
             state["grad_avg"] = _zeros(param)
         if self.config.momentum > 0:

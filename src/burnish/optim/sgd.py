@@ -10,9 +10,10 @@ from torch import Tensor
 from torch.optim.sgd import sgd
 
 from burnish.config import config
-from burnish.optim.base import Optimizer, fused_supported
+from burnish.optim.base import Optimizer
 from burnish.optim.clipping import GradientClippingConfig
 from burnish.optim.decay import WeightDecayConfig
+from burnish.optim.kernel_state import fused_supported
 from burnish.optim.momentum import MomentumConfig
 
 __all__ = ["Sgd", "SgdConfig"]
