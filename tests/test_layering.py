@@ -56,7 +56,6 @@ ALLOWED_CIRCLES: list[frozenset[str]] = [
     ),
     frozenset({"benchmarks.device", "benchmarks.language_model", "benchmarks.overhead"}),
     frozenset(f"burnish.cli.{m}" for m in ("compare", "compare_page", "page", "report", "summary")),
-    frozenset({"burnish.lr_scheduler.composed", "burnish.lr_scheduler.sequential"}),
 ]
 # Subpackages of burnish importing each other, broken next (issue 42, item 5).
 ALLOWED_LAYER_CIRCLES: list[frozenset[str]] = [frozenset({"burnish.lr_scheduler", "burnish.optim"})]

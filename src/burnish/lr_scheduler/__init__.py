@@ -5,11 +5,11 @@ lr = scheduler.step()        # the first call returns initial_lr
 """
 
 from burnish.lr_scheduler.base import LrScheduler
-from burnish.lr_scheduler.composed import (
-    ComposedLrScheduler,
+from burnish.lr_scheduler.composed import ComposedLrScheduler, SchedulerReduction
+from burnish.lr_scheduler.composite_config import (
     ComposedLrSchedulerConfig,
     LrSchedulerConfigType,
-    SchedulerReduction,
+    SequentialLrSchedulerConfig,
 )
 from burnish.lr_scheduler.constant import ConstantLr, as_scheduler
 from burnish.lr_scheduler.cosine import (
@@ -25,10 +25,7 @@ from burnish.lr_scheduler.module_config import ModuleLrSchedulerConfig
 from burnish.lr_scheduler.module_lr_scheduler import ModuleLearningRate, ModuleLrScheduler
 from burnish.lr_scheduler.noam import NoamLrScheduler, NoamLrSchedulerConfig
 from burnish.lr_scheduler.scheduler_config import LrSchedulerConfig
-from burnish.lr_scheduler.sequential import (
-    SequentialLrScheduler,
-    SequentialLrSchedulerConfig,
-)
+from burnish.lr_scheduler.sequential import SequentialLrScheduler
 from burnish.lr_scheduler.step import StepLrScheduler, StepLrSchedulerConfig
 
 __all__ = [

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from burnish.lr_scheduler.composed import LrSchedulerConfigType, build_children
+from burnish.lr_scheduler.children import build_children
+from burnish.lr_scheduler.composite_config import LrSchedulerConfigType
 from burnish.lr_scheduler.module_lr_scheduler import ModuleLrScheduler
 from burnish.optim.param_group import ParamGroup
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from typing import Any, NoReturn, TypeVar
 
-from burnish.lr_scheduler.composed import ComposedLrSchedulerConfig, LrSchedulerConfigType
+from burnish.lr_scheduler.composite_config import (
+    ComposedLrSchedulerConfig,
+    LrSchedulerConfigType,
+    SequentialLrSchedulerConfig,
+)
 from burnish.lr_scheduler.cosine import CosineAnnealingLrSchedulerConfig
 from burnish.lr_scheduler.exponential import ExponentialLrSchedulerConfig
 from burnish.lr_scheduler.linear import LinearLrSchedulerConfig
 from burnish.lr_scheduler.noam import NoamLrSchedulerConfig
-from burnish.lr_scheduler.sequential import SequentialLrSchedulerConfig
 from burnish.lr_scheduler.step import StepLrSchedulerConfig
 
 __all__ = ["LrSchedulerConfig"]

@@ -1,70 +1,15 @@
-"""Schedules run one after another (Burn: `SequentialLrSchedulerConfig`)."""
+"""Schedules run one after another (Burn: `SequentialLrScheduler`); its config, which holds
+other scheduler configs, is in `composite_config.py`."""
 
 from __future__ import annotations
 
 import bisect
 from typing import Any
 
-from burnish.config import config
-from burnish.errors import ConfigError
 from burnish.lr_scheduler.base import LrScheduler, check_record
-from burnish.lr_scheduler.composed import (  # Composed...: LrSchedulerConfigType's forward ref
-    ComposedLrSchedulerConfig,  # noqa: F401
-    LrSchedulerConfigType,
-    build_children,
-    children_records,
-    load_children,
-)
+from burnish.lr_scheduler.children import children_records, load_children
 
-__all__ = ["SequentialLrScheduler", "SequentialLrSchedulerConfig"]
-
-
-@config
-class SequentialLrSchedulerConfig:
-    """Hands over from one schedule to the next at the given milestones.
-
-    A milestone is a number of completed `step()` calls: with schedulers `[a, b]` and
-    milestones `[100]`, steps 0..99 come from `a` and step 100 is `b`'s *first* step (each
-    schedule starts fresh when it takes over, and is only stepped while active). `N`
-    schedulers take exactly `N - 1` milestones, each >= 1 and strictly increasing.
-
-    Example:
-        >>> warmup = LinearLrSchedulerConfig(1e-5, 1e-2, 100)
-        >>> decay = CosineAnnealingLrSchedulerConfig(1e-2, 900)
-        >>> SequentialLrSchedulerConfig([warmup, decay], [100])
-    """
-
-    schedulers: list[LrSchedulerConfigType]
-    milestones: list[int]
-
-    def init(self) -> SequentialLrScheduler:
-        """Build the scheduler.
-
-        Raises:
-            ConfigError: on an empty list, a wrong number of milestones, or milestones that
-                are not >= 1 and strictly increasing (and on any child's error).
-        """
-        if not self.schedulers:
-            raise ConfigError("At least one scheduler is required. Received: schedulers=[].")
-        if len(self.milestones) + 1 != len(self.schedulers):
-            raise ConfigError(
-                "The number of milestones must be one less than the number of schedulers. "
-                f"Received: {len(self.milestones)} milestones for {len(self.schedulers)} "
-                "schedulers."
-            )
-        previous = 0
-        for milestone in self.milestones:
-            if milestone <= previous:
-                raise ConfigError(
-                    "Milestones must be greater than zero and strictly increasing. Received: "
-                    f"milestones={self.milestones}."
-                )
-            previous = milestone
-        return SequentialLrScheduler(build_children(self.schedulers), list(self.milestones))
-
-    def build(self) -> SequentialLrScheduler:
-        """The scheduler itself (Burn's crate-internal `build`); the same as `init()`."""
-        return self.init()
+__all__ = ["SequentialLrScheduler"]
 
 
 class SequentialLrScheduler(LrScheduler):
