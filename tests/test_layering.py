@@ -57,8 +57,8 @@ ALLOWED_CIRCLES: list[frozenset[str]] = [
     frozenset({"benchmarks.device", "benchmarks.language_model", "benchmarks.overhead"}),
     frozenset(f"burnish.cli.{m}" for m in ("compare", "compare_page", "page", "report", "summary")),
 ]
-# Subpackages of burnish importing each other, broken next (issue 42, item 5).
-ALLOWED_LAYER_CIRCLES: list[frozenset[str]] = [frozenset({"burnish.lr_scheduler", "burnish.optim"})]
+# Subpackages of burnish importing each other: none.
+ALLOWED_LAYER_CIRCLES: list[frozenset[str]] = []
 # Files of src/ still over MAX_LINES, to be split with train/'s reorganisation.
 ALLOWED_LONG_FILES = {
     "src/burnish/train/evaluator.py",

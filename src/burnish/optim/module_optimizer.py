@@ -23,6 +23,7 @@ from torch import Tensor, nn
 from burnish.errors import RecordError
 from burnish.optim.base import _RECORD_VERSION, Optimizer, _check_lr
 from burnish.optim.clipping import GradientClippingConfig
+from burnish.optim.module_learning_rate import ModuleLearningRate
 from burnish.optim.param_group import ParamGroup
 from burnish.optim.param_table import param_table, unwrap
 from burnish.optim.params import GradientsParams
@@ -331,8 +332,6 @@ def _groups(
     if lr_groups is None:
         lr_index = [0] * len(names)
     else:
-        from burnish.lr_scheduler.module_lr_scheduler import ModuleLearningRate
-
         router = ModuleLearningRate([0.0] * len(lr_groups), lr_groups)
         lr_index = list(map(router.group_index, names))
     result = []
