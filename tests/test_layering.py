@@ -50,10 +50,6 @@ ALLOWED_CIRCLES: list[frozenset[str]] = [
     frozenset({"burnish.train.best_model", "burnish.train.result"}),
     frozenset({"burnish.train.summary", "burnish.train.summary_html"}),
     # Outside train/, broken one by one (issue 42, item 5):
-    frozenset(
-        {"burnish.lr_scheduler.base", "burnish.lr_scheduler.constant"}
-        | {"burnish.lr_scheduler.module_lr_scheduler"}
-    ),
     frozenset({"benchmarks.device", "benchmarks.language_model", "benchmarks.overhead"}),
     frozenset(f"burnish.cli.{m}" for m in ("compare", "compare_page", "page", "report", "summary")),
 ]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from burnish.errors import RecordError
 
 if TYPE_CHECKING:
+    from burnish.lr_scheduler.module_lr_scheduler import ModuleLrScheduler
     from burnish.optim.param_group import ParamGroup
 
 __all__ = ["LrScheduler", "check_record"]
@@ -19,6 +20,16 @@ class LrScheduler(ABC):
     The first `step()` returns the first learning rate of the schedule (e.g. `initial_lr`),
     as in Burn. State is a small record of Python scalars (`to_record` / `load_record`).
     """
+
+    # The scheduler of parameter groups, which `with_group` wraps this one in:
+    # `ModuleLrScheduler`, a subclass, names itself (`class ModuleLrScheduler(..., LrScheduler,
+    # groups=True)`), so that this module never imports its own subclass.
+    _module_scheduler_class: ClassVar[type[ModuleLrScheduler]]
+
+    def __init_subclass__(cls, groups: bool = False, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if groups:
+            LrScheduler._module_scheduler_class = cast("type[ModuleLrScheduler]", cls)
 
     @abstractmethod
     def step(self) -> float:
@@ -46,9 +57,7 @@ class LrScheduler(ABC):
         Returns:
             A new `ModuleLrScheduler` (the learner and `ModuleOptimizer` take it).
         """
-        from burnish.lr_scheduler.module_lr_scheduler import ModuleLrScheduler
-
-        return ModuleLrScheduler(self).with_group(group, scheduler)
+        return self._module_scheduler_class(self).with_group(group, scheduler)
 
 
 def check_record(record: Any, scheduler: LrScheduler, keys: tuple[str, ...]) -> dict[str, Any]:

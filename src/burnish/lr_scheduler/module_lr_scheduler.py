@@ -21,7 +21,7 @@ from burnish.value_builder import ValueBuilder
 __all__ = ["ModuleLearningRate", "ModuleLrScheduler", "lr_from_record", "lr_to_record"]
 
 
-class ModuleLrScheduler(ValueBuilder, LrScheduler):
+class ModuleLrScheduler(ValueBuilder, LrScheduler, groups=True):
     """One scheduler for every parameter, others for groups of them (`with_group`).
 
     `step()` steps every scheduler once and returns a `ModuleLearningRate`. The learner
