@@ -167,4 +167,6 @@ def main(argv: list[str] | None = None) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    from examples.interrupted import run_hand_written_loop
+
+    run_hand_written_loop(main, "this loop keeps no checkpoint; nothing was saved")

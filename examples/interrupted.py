@@ -13,6 +13,7 @@ the examples say so and exit with 1, so that a cluster's job is not read as a su
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from burnish.train import TrainingResult
@@ -63,3 +64,18 @@ def exit_if_interrupted(result: TrainingResult, not_done: str, resume: str | Non
         lines.append("This run keeps no checkpoint to resume from: run the example again.")
     print("\n".join(lines), file=sys.stderr, flush=True)
     raise SystemExit(EXIT_INTERRUPTED)
+
+
+def run_hand_written_loop(main: Callable[[], object], not_done: str) -> None:
+    """Run a hand-written loop's `main`; Ctrl-C (no graceful stop there: a `KeyboardInterrupt`
+    wherever it lands) ends with one line saying so instead of a traceback, and exit 130.
+
+    Args:
+        main: the example's `main`, called without arguments.
+        not_done: what the interrupted loop leaves undone, e.g. "nothing was saved".
+    """
+    try:
+        main()
+    except KeyboardInterrupt:
+        print(f"Interrupted (Ctrl-C): {not_done}.", file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_INTERRUPTED) from None

@@ -1,6 +1,6 @@
 """Train a GPT-style byte-level language model on the Python standard library's source files.
 
-python -m examples.language_model                 # the short run (about 2 minutes on a CPU core: README.md)
+python -m examples.language_model                 # the short run (~2 min of CPU: README.md)
 python -m examples.language_model --full          # the longer recipe (see BENCHMARKS.md)
 python -m examples.language_model --resume        # continue the run in --artifact-dir exactly
 python -m examples.language_model.generate        # then sample text from the saved model

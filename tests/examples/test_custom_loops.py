@@ -7,6 +7,7 @@ import re
 import pytest
 
 from examples import custom_training_loop, multiple_optimizers
+from tests.examples.interrupt import start_and_interrupt
 
 # One intra-op thread: two per test worker oversubscribe the cores (fp16's emulated kernels
 # took 10.6 s of CPU with two, 7.1 s with one; the same numbers).
@@ -44,3 +45,12 @@ def test_multiple_optimizers_example(capsys):
     assert "optimizer state: ['conv1.bias', 'conv1.weight', 'conv2.bias'" in out
     assert "second optimizer state: ['linear2.bias', 'linear2.weight']" in out
     assert accuracy > 30.0  # well above chance (10 %) after 10 iterations
+
+
+def test_ctrl_c_in_the_hand_written_loop_says_so_in_one_line_and_exits_130():
+    args = ["-m", "examples.custom_training_loop", "--epochs", "1", "--limit", "2000"]
+    args += ["--workers", "0", "--print-every", "1"]
+    code, out, err = start_and_interrupt(args, "[Train", forked=False)
+    assert code == 130, out + err
+    assert err == "Interrupted (Ctrl-C): this loop keeps no checkpoint; nothing was saved.\n"
+    assert "Test accuracy" not in out
