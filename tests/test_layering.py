@@ -51,7 +51,6 @@ ALLOWED_CIRCLES: list[frozenset[str]] = [
     frozenset({"burnish.train.summary", "burnish.train.summary_html"}),
     # Outside train/, broken one by one (issue 42, item 5):
     frozenset({"benchmarks.device", "benchmarks.language_model", "benchmarks.overhead"}),
-    frozenset(f"burnish.cli.{m}" for m in ("compare", "compare_page", "page", "report", "summary")),
 ]
 # Subpackages of burnish importing each other: none.
 ALLOWED_LAYER_CIRCLES: list[frozenset[str]] = []

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from burnish.cli.report import _validation_places, collect_run
+from burnish.cli.run_data import _validation_places, collect_run
 from burnish.train import LearnerSummary
 from burnish.train.logger.validations import (
     ValidationPoint,

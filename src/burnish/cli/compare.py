@@ -16,8 +16,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from burnish.cli.base import CommandError
-from burnish.cli.report import MetricCurves, metric_curves, read_config
-from burnish.cli.summary import learner_summary
+from burnish.cli.run_data import MetricCurves, learner_summary, metric_curves, read_config
 
 __all__ = [
     "ComparedRun",

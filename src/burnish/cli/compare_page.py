@@ -14,7 +14,7 @@ from html import escape
 from burnish.cli.compare import ComparedRun, ComparisonRow, Outcome, comparison_rows
 from burnish.cli.config_diff import ROOT, diff_configs
 from burnish.cli.html import document, number, table
-from burnish.cli.report import SPLITS
+from burnish.cli.run_data import SPLITS
 from burnish.cli.svg import Series, line_chart
 
 __all__ = ["render_comparison", "run_colors"]

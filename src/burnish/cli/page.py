@@ -7,7 +7,7 @@ from typing import Any
 
 from burnish.cli.base import format_bytes
 from burnish.cli.html import document, number, table
-from burnish.cli.report import SPLITS, MetricCurves, RunReport
+from burnish.cli.run_data import SPLITS, MetricCurves, RunReport
 from burnish.cli.svg import Series, line_chart
 
 __all__ = ["render_page"]

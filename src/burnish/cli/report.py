@@ -1,27 +1,30 @@
 """`burnish report DIR [DIR ...] [-o FILE]`: one self-contained HTML page about a run, or
 comparing several.
 
-What a run's artifact directory holds is gathered here (`collect_run`): per metric its epoch
-means and its iterations' values (thinned to a fixed number of points, `cli.iteration_curve`)
-for both splits, the learner summary, `config.json`, the checkpoints, the files, and the
-model's summary from its newest record. `cli.page` renders it.
-Several directories make a comparison instead: `cli.compare` gathers the runs and
-`cli.compare_page` renders them.
+What a run's artifact directory holds is gathered by `cli.run_data` (`collect_run`), and
+`cli.page` renders it. Several directories make a comparison instead: `cli.compare` gathers
+the runs and `cli.compare_page` renders them.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
 from burnish.cli.base import CommandError, format_bytes
-from burnish.cli.inspect import read_record
-from burnish.cli.summary import learner_summary
+from burnish.cli.compare import collect_runs
+from burnish.cli.compare_page import render_comparison
+from burnish.cli.page import render_page
+from burnish.cli.run_data import (  # collect_run's names: from here too, as before run_data.py
+    Checkpoint,
+    MetricCurves,
+    RunReport,
+    collect_run,
+    metric_curves,
+    read_config,
+)
 from burnish.io import atomic_write_bytes
-from burnish.run_lock import LOCK_NAME
 
 __all__ = [
     "COMPARISON_FILE",
@@ -35,7 +38,6 @@ __all__ = [
     "run",
 ]
 
-SPLITS = ("train", "valid")
 #: Where a comparison of several runs is written without `-o` (in the current directory).
 COMPARISON_FILE = "comparison.html"
 
@@ -92,206 +94,5 @@ def run(args: argparse.Namespace) -> int:
 
 def _page(directories: list[Path], output: Path) -> str:
     if len(directories) == 1:
-        from burnish.cli.page import render_page
-
         return render_page(collect_run(directories[0], leave_out=output))
-    from burnish.cli.compare import collect_runs
-    from burnish.cli.compare_page import render_comparison
-
     return render_comparison(collect_runs(directories))
-
-
-@dataclasses.dataclass(frozen=True)
-class MetricCurves:
-    """One metric's values: per split, `(x, mean)` of each epoch and `(x, value)` of every
-    iteration, and the last mean's epoch (`last`, e.g. `"epoch 3"`).
-
-    An iteration's `x` is `epoch - 1 + k / n` for the `k`-th of `n` iterations of its epoch,
-    so an epoch spans `(epoch - 1, epoch]` and its mean sits at `x = epoch`. A run that
-    validated inside its epochs (`valid/validations.json`) has one valid epoch per validation:
-    each one's mean sits where it was taken, `x = epoch - 1 + iteration / iterations of that
-    epoch`, and its iterations span the interval since the previous validation.
-    """
-
-    name: str
-    means: dict[str, list[tuple[float, float]]]
-    iterations: dict[str, list[tuple[float, float]]]
-    last: dict[str, str] = dataclasses.field(default_factory=dict)
-
-
-@dataclasses.dataclass(frozen=True)
-class Checkpoint:
-    """A checkpoint directory: its name, epoch, iteration (None: end of epoch), size."""
-
-    name: str
-    epoch: int
-    iteration: int | None
-    size: int
-    committed: bool
-
-
-@dataclasses.dataclass(frozen=True)
-class RunReport:
-    """Everything the page shows about a run."""
-
-    directory: Path
-    summary: Any  # LearnerSummary
-    curves: list[MetricCurves]
-    config: str | None
-    checkpoints: list[Checkpoint]
-    files: list[tuple[str, int]]
-    model: str | None  # the model summary's text
-    model_source: str | None  # where it was read from, or why it could not be
-
-
-def collect_run(directory: Path, leave_out: Path | None = None) -> RunReport:
-    """Read a run's artifact directory (`leave_out`: a file not to list, the report itself).
-
-    Raises:
-        CommandError: if `directory` is missing or holds no metric logs.
-    """
-    summary = learner_summary(directory)
-    model, model_source = _model_summary(directory)
-    return RunReport(
-        directory=directory,
-        summary=summary,
-        curves=metric_curves(directory, summary),
-        config=_config(directory),
-        checkpoints=_checkpoints(directory / "checkpoint"),
-        files=sorted(
-            (path.name, path.stat().st_size)
-            for path in directory.iterdir()
-            if path.is_file()
-            and path.name != LOCK_NAME  # the run lock's file: kept for good, not the run's
-            and not (leave_out and path.resolve() == leave_out.resolve())
-        ),
-        model=model,
-        model_source=model_source,
-    )
-
-
-def metric_curves(directory: Path, summary: Any) -> list[MetricCurves]:
-    """The curves of every metric of the train and valid splits of `summary` (the run's
-    `LearnerSummary`), by name."""
-    names = sorted({m.name for m in summary.metrics.train + summary.metrics.valid})
-    return [_curves(directory, summary, name) for name in names]
-
-
-def _curves(directory: Path, summary: Any, name: str) -> MetricCurves:
-    from burnish.cli.iteration_curve import iteration_curve
-    from burnish.train.logger.file import FileMetricLogger
-
-    means: dict[str, list[tuple[float, float]]] = {}
-    iterations: dict[str, list[tuple[float, float]]] = {}
-    last: dict[str, str] = {}
-    places = _validation_places(directory / "valid", summary)
-    for split in SPLITS:
-        metric = next((m for m in getattr(summary.metrics, split) if m.name == name), None)
-        entries = metric.entries if metric else []
-        at = places if split == "valid" and places is not None else None
-        means[split] = [(_place(at, e.step), e.value) for e in entries]
-        unit = "validation" if at is not None else "epoch"
-        if entries:
-            last[split] = f"{unit} {entries[-1].step}"
-        logger = FileMetricLogger(directory / split)
-        count_of_epochs = summary.validations if at is not None else summary.epochs
-        # Training's batches spread over their epoch; a validation's all stand where it ran
-        # (its epoch's end, or its place inside the epoch), not across the epoch before it.
-        spans = [
-            (epoch, _place(at, epoch if split == "valid" else epoch - 1), _place(at, epoch))
-            for epoch in range(1, (count_of_epochs or 0) + 1)
-        ]
-        points = iteration_curve(logger, name, spans)  # thinned as it is read
-        iterations[split] = points
-    return MetricCurves(name, means, iterations, last)
-
-
-def _validation_places(valid: Path, summary: Any) -> dict[int, float] | None:
-    """Where on the epoch axis each validation of a `valid_every` run was taken (by number);
-    None for a run that validated at epoch ends only."""
-    from burnish.train.logger.validations import read_validations
-
-    if summary.validations is None:
-        return None
-    try:
-        points = read_validations(valid) or []
-    except ValueError:  # the summary said so; the valid split is then drawn by number
-        points = []
-    ended = {point.epoch: point.iteration for point in points if point.epoch_end}
-    reached: dict[int, int] = {}  # an epoch that did not end: as far as it went
-    for point in points:
-        reached[point.epoch] = max(reached.get(point.epoch, 0), point.iteration)
-    places = {0: 0.0}
-    for point in points:
-        length = max(ended.get(point.epoch, reached[point.epoch]), 1)
-        places[point.validation] = point.epoch - 1 + point.iteration / length
-    return places
-
-
-def _place(places: dict[int, float] | None, number: int) -> float:
-    """The x of epoch `number` (a validation's, with `places`; else the epoch itself)."""
-    if places is None:
-        return float(number)
-    return places.get(number, float(number))
-
-
-def _config(directory: Path) -> str | None:
-    path = directory / "config.json"
-    if not path.is_file():
-        return None
-    text = path.read_text(encoding="utf-8", errors="replace")
-    try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except (ValueError, RecursionError):
-        return text
-
-
-def read_config(directory: Path) -> tuple[Any, str | None]:
-    """`directory/config.json` parsed, and None; or None and why it cannot be (no such file,
-    not JSON)."""
-    path = directory / "config.json"
-    if not path.is_file():
-        return None, "no config.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8", errors="replace")), None
-    except (ValueError, RecursionError) as error:
-        reason = "nested too deeply" if isinstance(error, RecursionError) else error
-        return None, f"config.json is not valid JSON ({reason})"
-
-
-def _checkpoints(directory: Path) -> list[Checkpoint]:
-    from burnish.train.checkpoint import CheckpointId
-    from burnish.train.checkpoint.file import committed_checkpoints
-
-    if not directory.is_dir():
-        return []
-    committed = set(committed_checkpoints(directory))
-    found = []
-    for path in directory.iterdir():
-        checkpoint = CheckpointId.parse(path.name)
-        if checkpoint is None or not path.is_dir():
-            continue
-        size = sum(file.stat().st_size for file in path.iterdir() if file.is_file())
-        found.append(
-            Checkpoint(
-                path.name, checkpoint.epoch, checkpoint.iteration, size, checkpoint in committed
-            )
-        )
-    order = {c.name: CheckpointId(c.epoch, c.iteration).sort_key() for c in found}
-    return sorted(found, key=lambda c: order[c.name])
-
-
-def _model_summary(directory: Path) -> tuple[str | None, str | None]:
-    """The summary of the final model record (`model.*`), else of the newest checkpoint's."""
-    candidates = sorted(directory.glob("model.*"))
-    for checkpoint in reversed(_checkpoints(directory / "checkpoint")):
-        if checkpoint.committed:
-            candidates += sorted((directory / "checkpoint" / checkpoint.name).glob("model.*"))
-            break
-    for path in candidates:
-        try:
-            stored = read_record(path)
-        except Exception as error:  # the page still shows everything else
-            return None, f"{path.relative_to(directory)} could not be read: {error}"
-        return str(stored.model_summary()), str(path.relative_to(directory))
-    return None, None

@@ -6,12 +6,11 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from burnish.cli.base import CommandError
-
-if TYPE_CHECKING:
-    from burnish.cli.compare import ComparedRun
+from burnish.cli.compare import ComparedRun, collect_runs, comparison_rows
+from burnish.cli.html import number
+from burnish.cli.run_data import learner_summary
 
 __all__ = ["add_parser", "comparison_text", "learner_summary", "run"]
 
@@ -47,8 +46,6 @@ def run(args: argparse.Namespace) -> int:
     if len(directories) == 1:
         print(learner_summary(directories[0]), end="")
         return 0
-    from burnish.cli.compare import collect_runs
-
     print(comparison_text(collect_runs(directories)), end="")
     return 0
 
@@ -69,9 +66,6 @@ def comparison_text(runs: Sequence[ComparedRun]) -> str:
         | Train | Accuracy | higher  | lr-0.1  | 88.5    | 2     | 89      | 1     |
         ...
     """
-    from burnish.cli.compare import comparison_rows
-    from burnish.cli.html import number
-
     width = max(len(_printable(run.name)) for run in runs)
     text = f"{'=' * 24} Run Comparison {'=' * 24}\nRuns: {len(runs)}\n"
     for run in runs:
@@ -105,31 +99,3 @@ def _epoch(epoch: int | None) -> str:
 def _printable(text: str) -> str:
     """`text` on one line of a table: control characters as `?`, `|` escaped."""
     return "".join(c if c.isprintable() else "?" for c in text).replace("|", "\\|")
-
-
-def learner_summary(directory: Path) -> Any:
-    """`LearnerSummary.from_dir(directory)`, refusing a directory that has no metric logs.
-
-    Raises:
-        CommandError: if `directory` is missing, not a directory, or holds no metric logs.
-    """
-    from burnish.train import LearnerSummary
-
-    if not directory.exists():
-        raise CommandError(f"No such directory: {directory}. Pass a run's artifact directory.")
-    if not directory.is_dir():
-        raise CommandError(
-            f"{directory} is a file, not a run's artifact directory (the directory given to "
-            "`LearnerBuilder(artifact_dir)`)."
-        )
-    try:
-        summary = LearnerSummary.from_dir(directory)
-    except FileNotFoundError as error:
-        raise CommandError(str(error)) from None
-    if not summary.metrics.train and not summary.metrics.valid and not summary.metrics.test:
-        raise CommandError(
-            f"{directory} has no numeric metric logs (expected `train/epoch-N/<Metric>.log`, "
-            "`valid/...` or an evaluation's `test/<name>/<Metric>.log`): the run logged "
-            "nothing yet, or this is not a run's directory."
-        )
-    return summary
