@@ -18,7 +18,7 @@ from pathlib import Path
 
 from burnish.train import TrainingResult
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_NON_FINITE", "exit_if_interrupted"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_NON_FINITE", "exit_if_interrupted", "run_hand_written_loop"]
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 EXIT_NON_FINITE = 1  # a failure: the loss or the gradients went non-finite
