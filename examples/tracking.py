@@ -3,7 +3,7 @@
 python -m examples.tracking                   # 1 epoch on 2,000 images per split
 python -m examples.tracking --epochs 3 --limit 0   # all of MNIST
 
-Needs the tensorboard package: pip install 'burnish[tensorboard]'.
+Needs the tensorboard package: pip install tensorboard (or pip install -e '.[tensorboard]').
 """
 
 from __future__ import annotations

@@ -91,8 +91,8 @@ def _open(path: str | os.PathLike) -> Any:
         from PIL import Image, UnidentifiedImageError
     except ImportError:
         raise ImportError(
-            "Image datasets decode files with Pillow: install it (pip install "
-            "'burnish[vision]'), or decode the images yourself into an `InMemDataset`."
+            "Image datasets decode files with Pillow: install it (pip install pillow), or "
+            "decode the images yourself into an `InMemDataset`."
         ) from None
     try:
         image = Image.open(path)
