@@ -251,20 +251,20 @@ def test_the_new_builders_lists_are_its_own(tmp_path):
     first = base.metric_train_numeric(LossMetric())
     second = base.with_listener(TrainingListener()).metric_valid_numeric(LossMetric())
     names = {
-        label: {split: [m.name for m in ms] for split, ms in builder._metrics.items()}
+        label: {split: [m.name for m in ms] for split, ms in builder._settings.metrics.items()}
         for label, builder in (("base", base), ("first", first), ("second", second))
     }
     assert names["base"] == {"train": ["Accuracy"], "valid": ["Accuracy"]}
     assert names["first"] == {"train": ["Accuracy", "Loss"], "valid": ["Accuracy"]}
     assert names["second"] == {"train": ["Accuracy"], "valid": ["Accuracy", "Loss"]}
-    assert (len(base._listeners), len(first._listeners), len(second._listeners)) == (0, 0, 1)
+    assert tuple(len(b._settings.listeners) for b in (base, first, second)) == (0, 0, 1)
 
 
 def test_a_refused_setting_leaves_the_builder_usable(tmp_path):
     base = LearnerBuilder(tmp_path).metrics(AccuracyMetric(), LossMetric())
     with pytest.raises(ValueError, match="already registered"):
         base.metrics(LossMetric())  # Loss is registered: the whole call is refused
-    assert [m.name for m in base._metrics["train"]] == ["Accuracy", "Loss"]
+    assert [m.name for m in base._settings.metrics["train"]] == ["Accuracy", "Loss"]
 
 
 def test_the_interrupter_is_the_runs_whatever_builder_it_came_from(tmp_path):

@@ -56,6 +56,7 @@ from burnish.train import (
     MetricEarlyStoppingStrategy,
     StoppingCondition,
 )
+from burnish.train.builder import TrainingBuilder
 from burnish.train.metric import AccuracyMetric, HammingScore, PerplexityMetric
 from burnish.train.metric.bleu import BleuScore, BleuSmoothing
 from burnish.train.metric.error_rate import CharErrorRate
@@ -257,6 +258,7 @@ def value_methods():
     `with_*`/`without_*`, in burnish's source (the `*Builder` classes excepted: tested in
     tests/test_value_builder.py)."""
     builders = {cls.__name__ for cls in BUILDERS} | {"TrainingBuilder", "ValueBuilder"}
+    builders |= {cls.__name__ for cls in TrainingBuilder.__mro__}  # its setters, by concern
     found = []
     for path in sorted(SRC.rglob("*.py")):
         if path.relative_to(SRC).parts[0] in ("cli", "__main__.py"):

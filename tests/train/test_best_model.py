@@ -79,7 +79,7 @@ def test_best_model_without_a_metric_strategy_asks_for_a_metric(tmp_path):
 def test_best_model_of_a_run_without_checkpoints_says_so(tmp_path):
     configured = scripted.builder(tmp_path, epochs=2, values=VALUES, stop=False)
     configured = configured.with_checkpointing_strategy(KeepLastNCheckpoints(1))
-    configured = configured._replace(_recorder=None)  # no `with_file_checkpointer`
+    configured = configured._set("checkpointing", recorder=None)  # no `with_file_checkpointer`
     result = scripted.build(configured).fit(*scripted.loaders())
     with pytest.raises(ValueError, match=r"wrote no checkpoints.*with_file_checkpointer"):
         result.best_model()

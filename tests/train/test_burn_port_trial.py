@@ -194,7 +194,7 @@ def test_metrics_takes_burns_tuple_a_list_and_varargs(tmp_path, form):
     metrics = (AccuracyMetric(), LossMetric())
     args = {"tuple": (metrics,), "list": (list(metrics),), "varargs": metrics}[form]
 
-    learner_metrics = LearnerBuilder(tmp_path).metrics(*args)._metrics
+    learner_metrics = LearnerBuilder(tmp_path).metrics(*args)._settings.metrics
     evaluator_metrics = EvaluatorBuilder(tmp_path).metrics(*args)._metrics
 
     for split in (Split.TRAIN, Split.VALID):

@@ -90,7 +90,10 @@ def test_custom_checkpointers_take_recorders():
 
 def test_supervised_training_has_the_burn_main_names():
     builder = SupervisedTraining("artifacts", *loaders()).with_default_checkpointers()
-    assert type(builder._options().checkpointer.recorder).__name__ == "BurnpackFileRecorder"
+    assert (
+        type(builder._options().checkpointing.checkpointer.recorder).__name__
+        == "BurnpackFileRecorder"
+    )
 
 
 @pytest.mark.slow

@@ -139,7 +139,10 @@ def test_compiled_step_refuses_what_it_cannot_run_at_build(tmp_path, configure, 
 
 def test_the_default_compile_still_compiles_the_forward_only(tmp_path):
     learner = builder(tmp_path).compile(backend="eager").build(Mlp(), SgdConfig().init(), 0.1)
-    assert learner.options.compile == {"backend": "eager"} and not learner.options.compile_step
+    assert (
+        learner.options.compilation.kwargs == {"backend": "eager"}
+        and not learner.options.compilation.whole_step
+    )
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device")

@@ -9,8 +9,8 @@ from burnish.train import LearnerBuilder
 
 def test_strategy_names_reach_the_options(tmp_path):
     options = LearnerBuilder(tmp_path).strategy("fsdp", shard_policy=callable)._options()
-    assert options.strategy == "fsdp" and options.shard_policy is callable
-    assert LearnerBuilder(tmp_path)._options().strategy == "ddp"
+    assert options.parallelism.kind == "fsdp" and options.parallelism.shard_policy is callable
+    assert LearnerBuilder(tmp_path)._options().parallelism.kind == "ddp"
 
 
 def test_an_unknown_strategy_is_refused(tmp_path):

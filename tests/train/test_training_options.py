@@ -86,12 +86,15 @@ def test_gradient_checkpointing_checks_its_selector_early_and_blocks_at_fit(tmp_
 def test_single_device_strategy_is_the_old_devices_form(tmp_path):
     old = LearnerBuilder(tmp_path).devices(["cpu"])._options()
     new = LearnerBuilder(tmp_path).with_training_strategy(ExecutionStrategy.single("cpu"))
-    assert new._options().device == old.device == torch.device("cpu")
+    assert new._options().parallelism.device == old.parallelism.device == torch.device("cpu")
     burn = TrainingStrategy.Default(ExecutionStrategy.SingleDevice("cpu"))
-    assert LearnerBuilder(tmp_path).with_training_strategy(burn)._options().device == old.device
+    assert (
+        LearnerBuilder(tmp_path).with_training_strategy(burn)._options().parallelism.device
+        == old.parallelism.device
+    )
     # The last of `devices` and `with_training_strategy` wins.
     b = LearnerBuilder(tmp_path).with_training_strategy(ExecutionStrategy.ddp(["cpu", "cpu"]))
-    assert b.devices(["cpu"])._options().strategy == "ddp"
+    assert b.devices(["cpu"])._options().parallelism.kind == "ddp"
 
 
 def test_several_devices_need_as_many_processes(tmp_path, monkeypatch):
@@ -106,11 +109,14 @@ def test_several_devices_need_as_many_processes(tmp_path, monkeypatch):
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
     monkeypatch.setenv("LOCAL_RANK", "1")
     options = b._options()
-    assert (options.device, options.strategy) == (torch.device("meta"), "ddp")
+    assert (options.parallelism.device, options.parallelism.kind) == (torch.device("meta"), "ddp")
     sharded = ExecutionStrategy.multi(["cpu", "cpu"], MultiDeviceOptim.OPTIM_SHARDED)
-    assert LearnerBuilder(tmp_path).with_training_strategy(sharded)._options().strategy == "fsdp"
+    assert (
+        LearnerBuilder(tmp_path).with_training_strategy(sharded)._options().parallelism.kind
+        == "fsdp"
+    )
     one = ExecutionStrategy.multi(["cpu"])  # one device trains alone, as Burn's multi
-    assert LearnerBuilder(tmp_path).with_training_strategy(one)._options().strategy == "ddp"
+    assert LearnerBuilder(tmp_path).with_training_strategy(one)._options().parallelism.kind == "ddp"
 
 
 def test_bad_strategies_say_what_to_pass(tmp_path):
@@ -133,7 +139,7 @@ class CountingStrategy(SupervisedLearningStrategy):
         self.calls = []
 
     def train(self, learner, dataloader_train, dataloader_valid):
-        self.calls.append(learner.options.num_epochs)
+        self.calls.append(learner.options.stopping.num_epochs)
         return learner.fit(dataloader_train, dataloader_valid)
 
 

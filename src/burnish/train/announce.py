@@ -53,16 +53,16 @@ class Announcer:
         """Where the run writes: the artifact directory, and the experiment log if any."""
         directory = options.artifact_dir.absolute()
         parts = []
-        if options.loggers is None:
+        if options.logging.loggers is None:
             valid = " and valid/" if options.metrics.get(Split.VALID) else ""  # train_only.py
             parts.append(f"metric logs in train/{valid}")
-        if options.checkpointer is not None:
-            checkpoints = options.checkpointer.directory.absolute()
+        if options.checkpointing.checkpointer is not None:
+            checkpoints = options.checkpointing.checkpointer.directory.absolute()
             if checkpoints.is_relative_to(directory):
                 checkpoints = checkpoints.relative_to(directory)
             parts.append(f"checkpoints in {checkpoints}/")
         where = f" ({', '.join(parts)})" if parts else ""
         self.info(f"Artifact directory: {directory}{where}")
-        log_file = getattr(options.application_logger, "path", None)
+        log_file = getattr(options.logging.application_logger, "path", None)
         if log_file is not None:
             self.info(f"Experiment log: {log_file.absolute()}")

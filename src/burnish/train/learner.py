@@ -133,16 +133,16 @@ class Learner(LearnerSteps):
         _check_model(self._model, validating=valid_loader is not None)
         self.dataloaders = (train, valid_loader)
         self._fitted = True  # from here on the model and optimizer may have changed
-        context = DistributedContext.detect(options.device)
+        context = DistributedContext.detect(options.parallelism.device)
         prepare_artifact_dir(options.artifact_dir, context)  # before anything is written
         run = Run(self, context, loaders)
         result = run.fit()
         self._model = result.model
         result.model = inference_model(result.model, sharded=run.sharded)  # Burn: `.valid()`
         result.renderer = run.tracking.renderer if run.tracking is not None else run.renderer
-        result.checkpointer = options.checkpointer  # for `result.best_model()`
-        result.checkpointing_strategy = options.checkpointing_strategy
-        if options.summary and context.is_main:
+        result.checkpointer = options.checkpointing.checkpointer  # for `result.best_model()`
+        result.checkpointing_strategy = options.checkpointing.kept()
+        if options.logging.summary and context.is_main:
             result.summary = self._summary(result.epochs_completed, result.validations)
             if result.summary is not None:
                 show_summary(result.summary)  # a table in a notebook

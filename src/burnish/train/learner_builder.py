@@ -80,7 +80,7 @@ class LearnerBuilder(TrainingBuilder):
         from burnish.lr_scheduler import as_scheduler
         from burnish.train.learner import Learner
 
-        if self._custom_strategy is not None:
+        if self._settings.parallelism.custom is not None:
             raise ValueError(
                 "A custom training strategy (`TrainingStrategy.custom`) runs through "
                 "`SupervisedTraining(...).launch(Learner(model, optim, lr))`, not "

@@ -91,18 +91,18 @@ class Run:
         options = learner.options
         self.options = options
         self.context = context
-        self.sharded = options.strategy == "fsdp" and context.enabled
+        self.sharded = options.parallelism.kind == "fsdp" and context.enabled
         model = self._place(learner.model())
         loggers, self.renderer = self._outputs()
         self.tracking: Tracking | None = None
-        if options.trackers and context.is_main:
-            validations = self._validations if options.valid_every is not None else None
+        if options.tracking.trackers and context.is_main:
+            validations = self._validations if options.validation.every is not None else None
             self.tracking = Tracking.for_run(self.renderer, options, self._where, validations)
             self.renderer = self.tracking
-        self.precision = _mixed_precision(options.mixed_precision, model)
+        self.precision = _mixed_precision(options.precision.autocast, model)
         self.announce = Announcer(self.renderer)  # one line each: console and experiment.log
         self.non_finite = NonFiniteWatch(
-            options.on_non_finite,
+            options.optimization.on_non_finite,
             scaled=self.precision is not None and self.precision.scaler is not None,
             say=self.announce.warning if context.is_main else None,
             metrics=options.metrics[Split.TRAIN],
@@ -117,12 +117,18 @@ class Run:
         )
         self.store = MetricStore(loggers)
         self.budget = StepBudget(
-            options.num_epochs, options.max_iterations, options.grads_accumulation
+            options.stopping.num_epochs,
+            options.stopping.max_iterations,
+            options.optimization.grads_accumulation,
         )
-        self.num_epochs = options.num_epochs or 1  # the run's last epoch: set by `fit`
-        self.mid_epoch = MidEpochValidation(options.valid_every, _file_directory(loggers))
-        self.listeners = Listeners(options.listeners, options.interrupter, context.is_main)
-        self.ema = ModelEma(model, options.ema) if options.ema is not None else None
+        self.num_epochs = options.stopping.num_epochs or 1  # the run's last epoch: set by `fit`
+        self.mid_epoch = MidEpochValidation(options.validation.every, _file_directory(loggers))
+        self.listeners = Listeners(options.listeners, options.stopping.interrupter, context.is_main)
+        self.ema = (
+            ModelEma(model, options.optimization.ema)
+            if options.optimization.ema is not None
+            else None
+        )
         self.state = TrainingState(
             model=model,
             optim=learner.optim,
@@ -132,8 +138,10 @@ class Run:
                 for split, loader in loaders.items()
             },
             processor=self.processor,
-            accumulation=Accumulation(options.grads_accumulation, options.lr_step),
-            early_stopping=options.early_stopping,
+            accumulation=Accumulation(
+                options.optimization.grads_accumulation, options.optimization.lr_step
+            ),
+            early_stopping=options.stopping.early_stopping,
             world_size=context.world_size,
             sharded=self.sharded,
             scaler=self.precision.scaler if self.precision is not None else None,
@@ -142,9 +150,9 @@ class Run:
         )
         self.listeners.bind(self.state)
         self.checkpointer = LearningCheckpointer(
-            options.checkpointer,
-            options.checkpointing_strategy,
-            options.resume_from,
+            options.checkpointing.checkpointer,
+            options.checkpointing.kept(),
+            options.checkpointing.resume_from,
             is_main=context.is_main,
             before_save=self.tracking.flush if self.tracking is not None else None,
             after_save=self.listeners.checkpoint,
@@ -153,7 +161,9 @@ class Run:
         )
         self.valid_model = self._valid_model(model)
         self.grad_sync = (
-            GradientSync(context.world_size, overlap=(options.grads_accumulation or 1) == 1)
+            GradientSync(
+                context.world_size, overlap=(options.optimization.grads_accumulation or 1) == 1
+            )
             if context.enabled and not self.sharded  # FSDP reduce-scatters in backward
             else None
         )
@@ -161,8 +171,8 @@ class Run:
         self.eager_step = EagerTrainStep(
             self.state, self.precision, self.grad_sync, self.non_finite, self.ema
         )
-        settings = options.preemption or PreemptionSettings()
-        self.preemption = PreemptionWatch(settings, options.interrupter)
+        settings = options.stopping.preemption or PreemptionSettings()
+        self.preemption = PreemptionWatch(settings, options.stopping.interrupter)
 
     def _place(self, model: nn.Module) -> nn.Module:
         """On the run's device, with rank 0's parameters, sharded under FSDP."""
@@ -171,7 +181,7 @@ class Run:
         self.context.broadcast_module(model)
         if self.sharded:  # after the broadcast: every rank shards the same parameters
             options = self.options
-            model = shard_model(model, options.shard_policy, options.mixed_precision)
+            model = shard_model(model, options.parallelism.shard_policy, options.precision.autocast)
         return model
 
     def _valid_model(self, model: nn.Module) -> nn.Module | EmaValidation:
@@ -180,7 +190,7 @@ class Run:
         hooks belong to the sharded model itself, so under FSDP it is validated, in eval mode."""
         if self.sharded:
             return model
-        settings = self.options.ema
+        settings = self.options.optimization.ema
         if self.ema is None or settings is None or settings.validate == "model":
             return valid(model)
         raw = valid(model) if settings.validate == "both" else None
@@ -189,16 +199,16 @@ class Run:
     def _compiled_step(self, model: nn.Module, optim: Optimizer) -> CompiledTrainStep | None:
         """With `compile(step=True)`: train_step and the optimizer step as one graph."""
         options = self.options
-        if not options.compile_step or options.compile is None:
+        if not options.compilation.whole_step or options.compilation.kwargs is None:
             return None
         check_compiled_step(
             optim,
-            grads_accumulation=options.grads_accumulation,
-            mixed_precision=options.mixed_precision,
-            strategy=options.strategy,
+            grads_accumulation=options.optimization.grads_accumulation,
+            mixed_precision=options.precision.autocast,
+            strategy=options.parallelism.kind,
             world_size=self.context.world_size,
         )
-        return CompiledTrainStep(model, optim, options.compile, self.precision)
+        return CompiledTrainStep(model, optim, options.compilation.kwargs, self.precision)
 
     def fit(self) -> TrainingResult:
         with run_session(self):
@@ -209,21 +219,23 @@ class Run:
             )
             options = self.options
             if resumed is not None:
-                resumed.check_epochs(options.num_epochs)
-            if resumed is not None and resumed.is_over(options.num_epochs, options.max_iterations):
+                resumed.check_epochs(options.stopping.num_epochs)
+            if resumed is not None and resumed.is_over(
+                options.stopping.num_epochs, options.stopping.max_iterations
+            ):
                 return self._already_complete(resumed)
             self.preemption.before_training(self.context)  # a signal in set-up: nothing written
             batches = self.state.loaders[Split.TRAIN].num_batches()
             self.num_epochs = self.budget.epochs(self.state, batches)
             self.mid_epoch.restore(self.state.validations)
-            self.renderer.start(self.num_epochs, self.options.interrupter)
+            self.renderer.start(self.num_epochs, self.options.stopping.interrupter)
             if self.context.is_main:
                 self._show_model()
             if self.tracking is not None:
                 settings = run_settings(self.options, self.context, self.state)
                 position = self.state.position if resumed is not None else None
                 self.tracking.start_run(
-                    self.options.artifact_dir, self.options.tracker_config, settings, position,
+                    self.options.artifact_dir, self.options.tracking.config, settings, position,
                     branch=branch_name(self.checkpointer.start),
                 )  # fmt: skip
             self.listeners.fit_start(self.num_epochs, resumed=resumed is not None)
@@ -233,13 +245,13 @@ class Run:
             self._preempted(result)  # raises `Preempted` if a signal stopped the run
             if self.tracking is not None and not (result.interrupted or result.stopped_non_finite):
                 summary = learner_summary(self.options, result.epochs_completed, result.validations)
-                model = final_model_file(self.options.checkpointer)
+                model = final_model_file(self.options.checkpointing.checkpointer)
                 self.tracking.finish(None if summary is None else str(summary), model)
             return result
 
     def _preempted(self, result: TrainingResult) -> None:
         """If a preemption signal stopped the run: say where, requeue if asked, and raise."""
-        position, checkpointer = self.state.position, self.options.checkpointer
+        position, checkpointer = self.state.position, self.options.checkpointing.checkpointer
         where = self.mid_epoch.where(position)  # or in a validation inside the epoch
         checkpoint = None
         if checkpointer is not None:
@@ -281,7 +293,7 @@ class Run:
         completed = state.position.epoch - 1  # a resumed run counts the epochs done before
         artifact_dir = self.options.artifact_dir
         result = TrainingResult(state.model, epochs_completed=completed, artifact_dir=artifact_dir)
-        interrupter = self.options.interrupter
+        interrupter = self.options.stopping.interrupter
         while state.position.epoch <= num_epochs:
             epoch = state.position.epoch
             trained = _Trained.DONE
@@ -317,7 +329,9 @@ class Run:
         result.stopped_non_finite = True
         self.checkpointer.wait()  # the message names the last checkpoint: committed by now
         if self.context.is_main:
-            self.announce.warning(self.non_finite.stop_message(self.options.checkpointer))
+            self.announce.warning(
+                self.non_finite.stop_message(self.options.checkpointing.checkpointer)
+            )
 
     def _close_epoch(self, epoch: int) -> RunEnd | None:
         """Early stopping's decision on the epoch's validation, then the epoch checkpoint,
@@ -339,7 +353,7 @@ class Run:
             state.start_epoch(Split.TRAIN)
         self.renderer.start_split(Split.TRAIN)  # its line times the whole epoch
         state.model.train()
-        every = self.options.checkpoint_every
+        every = self.options.checkpointing.every
         start, length = state.position.iteration, loader.num_batches()
         if self._validation_due(start, length):  # a stop or crash came between its step and it
             trained = self._validate_inside(epoch)
@@ -388,7 +402,9 @@ class Run:
         state.position.phase = Phase.VALID
         if Split.VALID in state.loaders:  # a checkpoint from here on redoes this validation
             state.start_epoch(Split.VALID)  # from here: not from the last one's start
-        if self.context.enabled and self.context.any_rank(self.options.interrupter.should_stop()):
+        if self.context.enabled and self.context.any_rank(
+            self.options.stopping.interrupter.should_stop()
+        ):
             # Several ranks agree every `sync_every` iterations, which a short epoch never
             # reaches: without this, `q` or Ctrl-C would never stop such a run.
             self.checkpointer.save_iteration(state)
@@ -496,7 +512,7 @@ class Run:
 
     def _stop_requested(self, iteration: int) -> bool:
         """Whether to stop after this iteration; with several ranks, rank 0 decides for all."""
-        stop = self.options.interrupter.should_stop()
+        stop = self.options.stopping.interrupter.should_stop()
         if not self.context.enabled:
             return stop
         # Any rank's request counts: a preemption signal may reach one rank only.
@@ -507,7 +523,7 @@ class Run:
         listener at validation's end; not after the last epoch. Rank 0 decides for all."""
         if epoch >= self.num_epochs:
             return False
-        return self.context.any_rank(self.options.interrupter.should_stop())
+        return self.context.any_rank(self.options.stopping.interrupter.should_stop())
 
     def _metadata(
         self,
@@ -526,12 +542,12 @@ class Run:
 
     def _should_stop_early(self, validation: int) -> bool:
         """Early stopping's decision after validation N (epoch N, without `valid_every`)."""
-        strategy = self.options.early_stopping
+        strategy = self.options.stopping.early_stopping
         if strategy is None:
             return False
         stop = self.context.agree(strategy.should_stop(validation, self.store))
         if stop:
-            what = "validation" if self.options.valid_every else "epoch"
+            what = "validation" if self.options.validation.every else "epoch"
             log.info("Early stopping after %s %d.", what, validation)
         return stop
 
@@ -545,10 +561,10 @@ class Run:
         options = self.options
         if not self.context.is_main:
             return {s: InMemoryMetricLogger() for s in TRAINING_SPLITS}, NullRenderer()
-        loggers = options.loggers or {
+        loggers = options.logging.loggers or {
             s: FileMetricLogger(options.artifact_dir / s) for s in TRAINING_SPLITS
         }
-        return dict(loggers), options.renderer or default_renderer()
+        return dict(loggers), options.logging.renderer or default_renderer()
 
 
 def _file_directory(loggers: dict[Split, MetricLogger]) -> Path | None:

@@ -36,7 +36,7 @@ def run_session(run: Run) -> Iterator[None]:
     """Everything `run.fit` needs around its epochs, for as long as it runs."""
     options, context = run.options, run.context
     with contextlib.ExitStack() as stack:
-        enter_directory(stack, context, options.artifact_dir, options.application_logger)
+        enter_directory(stack, context, options.artifact_dir, options.logging.application_logger)
         if context.enabled:
             log.info(
                 "Distributed training: rank %d of %d on %s; rank 0 writes logs and checkpoints.",
@@ -44,17 +44,17 @@ def run_session(run: Run) -> Iterator[None]:
                 context.world_size,
                 context.device,
             )
-        stack.enter_context(options.interrupter.catch_sigint())
+        stack.enter_context(options.stopping.interrupter.catch_sigint())
         stack.enter_context(run.preemption.catch())  # SIGTERM and the like
         stack.enter_context(run.checkpointer.writes())  # fit waits for the writes
         if run.grad_sync is not None:
             stack.callback(run.grad_sync.close)
-        stack.enter_context(deterministic(options.deterministic))
-        if options.gradient_checkpointing:
-            stack.enter_context(gradient_checkpointing(run.state.model, options.checkpoint_blocks))
+        stack.enter_context(deterministic(options.precision.deterministic))
+        if options.recompute.enabled:
+            stack.enter_context(gradient_checkpointing(run.state.model, options.recompute.blocks))
         modules = [run.state.model, *_modules_of(run.valid_model)]
         if run.compiled_step is None:
-            stack.enter_context(compiled_forward(modules, options.compile))
+            stack.enter_context(compiled_forward(modules, options.compilation.kwargs))
         else:
             stack.callback(run.compiled_step.close)
         stack.enter_context(tracing_autograd(run.compiled_step is not None))

@@ -315,7 +315,7 @@ def learner_summary(
     names = {m.name for split in options.metrics.values() for m in split if isinstance(m, Numeric)}
     if not names:
         return None
-    if options.valid_every is None:
+    if options.validation.every is None:
         validations = None
     try:
         return LearnerSummary.from_dir(

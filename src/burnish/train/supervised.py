@@ -85,7 +85,7 @@ class SupervisedTraining(TrainingBuilder):
             )
         options = self._learner_options(learner.optim)
         learner = learner._launched_with(options)
-        if self._launches and options.resume_from is None:
+        if self._launches and options.checkpointing.resume_from is None:
             warnings.warn(
                 f"This SupervisedTraining already launched a run in '{options.artifact_dir}'; "
                 "this launch starts a new run from epoch 1 there, replacing that run's metric "
@@ -94,6 +94,6 @@ class SupervisedTraining(TrainingBuilder):
                 stacklevel=2,
             )
         self._launches.append(len(self._launches) + 1)
-        if self._custom_strategy is not None:  # Burn's TrainingStrategy::Custom
-            return self._custom_strategy.train(learner, *self._loaders)
+        if self._settings.parallelism.custom is not None:  # Burn's TrainingStrategy::Custom
+            return self._settings.parallelism.custom.train(learner, *self._loaders)
         return learner.fit(*self._loaders)

@@ -133,12 +133,19 @@ class Tracking(MetricsRenderer):
         where: Where,
         validations: Callable[[], int] | None = None,
     ) -> Tracking:
-        """The tracking of a run with `options.trackers`."""
+        """The tracking of a run with `options.tracking.trackers`."""
         from burnish.train.metric.learning_rate import LearningRateMetric
 
         train: Sequence[Metric] = options.metrics.get(Split.TRAIN, ())
         lr_metric = any(isinstance(metric, LearningRateMetric) for metric in train)
-        return cls(renderer, options.trackers, where, options.log_every, lr_metric, validations)
+        return cls(
+            renderer,
+            options.tracking.trackers,
+            where,
+            options.tracking.log_every,
+            lr_metric,
+            validations,
+        )
 
     # -- the run's lifecycle ---------------------------------------------------------------
 
@@ -264,22 +271,22 @@ def run_settings(
     options: LearnerOptions, context: DistributedContext, state: TrainingState
 ) -> dict[str, Any]:
     """The learner's own settings, recorded by the trackers beside the user's config."""
-    precision = options.mixed_precision
+    precision = options.precision.autocast
     device = context.device or next((p.device for p in state.model.parameters()), "cpu")
     settings: dict[str, Any] = {
-        "num_epochs": options.num_epochs,
-        "grads_accumulation": options.grads_accumulation or 1,
-        "lr_step": options.lr_step,
-        "log_every": options.log_every,
+        "num_epochs": options.stopping.num_epochs,
+        "grads_accumulation": options.optimization.grads_accumulation or 1,
+        "lr_step": options.optimization.lr_step,
+        "log_every": options.tracking.log_every,
         "device": str(device),
         "world_size": context.world_size,
-        "strategy": options.strategy,
+        "strategy": options.parallelism.kind,
         "mixed_precision": str(precision).removeprefix("torch.") if precision else "float32",
         "optimizer": type(state.optim).__name__,
-        "on_non_finite": options.on_non_finite,
+        "on_non_finite": options.optimization.on_non_finite,
     }
-    if options.ema is not None:
-        settings["ema_decay"] = options.ema.decay
+    if options.optimization.ema is not None:
+        settings["ema_decay"] = options.optimization.ema.decay
     return settings
 
 

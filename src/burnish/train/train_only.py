@@ -83,8 +83,8 @@ def train_only_options(options: LearnerOptions) -> LearnerOptions:
     Raises:
         ValueError: if a setting needs validation, naming each one and the fix.
     """
-    if options.needs_validation:
-        settings = "; ".join(options.needs_validation)
+    if options.validation.needed_by:
+        settings = "; ".join(options.validation.needed_by)
         raise ValueError(
             "`fit` was given no validation data loader (`dataloader_valid` is None), but "
             f"these settings need validation: {settings}. Pass a validation data loader, "

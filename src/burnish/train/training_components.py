@@ -111,34 +111,36 @@ class TrainingComponents:
         from burnish.train.renderer import default_renderer
 
         options = learner.options
-        if options.resume_from is not None and not isinstance(options.resume_from, int):
+        if options.checkpointing.resume_from is not None and not isinstance(
+            options.checkpointing.resume_from, int
+        ):
             raise ValueError(
                 "A custom learning strategy resumes from `checkpoint(epoch)` only. Received: "
-                f"{options.resume_from!r} (`resume()` or `checkpoint('latest')`)."
+                f"{options.checkpointing.resume_from!r} (`resume()` or `checkpoint('latest')`)."
             )
         loggers = dict(
-            options.loggers
+            options.logging.loggers
             or {s: FileMetricLogger(options.artifact_dir / s) for s in TRAINING_SPLITS}
         )
         splits = [SplitMetrics(s, list(options.metrics[s]), loggers[s]) for s in TRAINING_SPLITS]
-        processor = MetricsProcessor(splits, options.renderer or default_renderer())
+        processor = MetricsProcessor(splits, options.logging.renderer or default_renderer())
         checkpointer = None
-        if options.checkpointer is not None:
+        if options.checkpointing.checkpointer is not None:
             checkpointer = LearningCheckpointer(
-                options.checkpointer, options.checkpointing_strategy
+                options.checkpointing.checkpointer, options.checkpointing.kept()
             )
         return cls(
-            num_epochs=options.num_epochs or 1,
-            checkpoint=options.resume_from,
+            num_epochs=options.stopping.num_epochs or 1,
+            checkpoint=options.checkpointing.resume_from,
             checkpointer=checkpointer,
-            grad_accumulation=options.grads_accumulation,
-            interrupter=options.interrupter,
-            early_stopping=options.early_stopping,
+            grad_accumulation=options.optimization.grads_accumulation,
+            interrupter=options.stopping.interrupter,
+            early_stopping=options.stopping.early_stopping,
             event_processor=SupervisedTrainingEventProcessor(
-                processor, options.num_epochs or 1, options.interrupter
+                processor, options.stopping.num_epochs or 1, options.stopping.interrupter
             ),
             event_store=MetricStore(loggers),
-            summary=options.artifact_dir if options.summary else None,
+            summary=options.artifact_dir if options.logging.summary else None,
         )
 
 
@@ -155,10 +157,10 @@ def train_with_components(
     from burnish.train.session import enter_directory
 
     options = learner.options
-    context = DistributedContext.detect(options.device)
+    context = DistributedContext.detect(options.parallelism.device)
     prepare_artifact_dir(options.artifact_dir, context)
     with contextlib.ExitStack() as stack:
-        enter_directory(stack, context, options.artifact_dir, options.application_logger)
+        enter_directory(stack, context, options.artifact_dir, options.logging.application_logger)
         return _train(strategy, learner, dataloader_train, dataloader_valid, context.is_main)
 
 
