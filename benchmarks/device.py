@@ -4,8 +4,8 @@ Three models, the data already on the device (each batch a slice of device tenso
 same order for every contender):
 
   guide     the guide's MNIST model (hidden 512, batch 64), MNIST images;
-  resnet18  a ResNet-18 for 3x32x32 images (defined below, no torchvision), batch 256, random
-            images and labels (the speed of a step does not depend on the pixels);
+  resnet18  a ResNet-18 for 3x32x32 images (`benchmarks/models.py`, no torchvision), batch
+            256, random images and labels (the speed of a step does not depend on the pixels);
   gpt       the GPT of `examples/language_model` (4 blocks, width 256, context 128: 3.3M
             parameters; `benchmarks/language_model.py`'s), batch 32 windows of the standard
             library's bytes; "accuracy" is its next-byte accuracy (Adam here, as every model of
@@ -42,6 +42,7 @@ import time
 from typing import Any
 
 from benchmarks import harness
+from benchmarks.models import gpt, gpt_config, resnet18
 
 CONTENDERS = ("plain", "custom", "learner", "learner-bf16", "learner-graphs", "lightning")
 MODELS = {"guide": 64, "resnet18": 256, "gpt": 32}  # model -> batch size
@@ -55,12 +56,10 @@ TARGETS = {
 
 def run(settings: harness.Settings, log, benchmark: str = "overhead") -> list[harness.Row]:
     """Every contender on both models, `settings.runs` times each, alternating."""
-    from benchmarks.overhead import lightning_available
-
     device = settings.device
     iterations = settings.iterations or (50 if settings.quick else 200)
     epochs = 1 if benchmark == "overhead" else (1 if settings.quick else 3)
-    lightning = settings.lightning and lightning_available()
+    lightning = settings.lightning and harness.lightning_available()
     names = [n for n in CONTENDERS if n != "lightning" or lightning]
     rows: list[harness.Row] = []
     for model in settings.models or MODELS:
@@ -105,95 +104,6 @@ def run(settings: harness.Settings, log, benchmark: str = "overhead") -> list[ha
 
 
 # -- the models and data (in the child) ---------------------------------------------------------
-
-
-def resnet18(num_classes: int = 10):
-    """ResNet-18 for 32x32 images (3x3 stem, no max-pool), with burnish's train/valid steps."""
-    import torch
-    from torch import nn
-
-    import burnish as bn
-    from burnish.nn.loss import CrossEntropyLossConfig
-    from burnish.train import ClassificationOutput, TrainOutput
-
-    class Block(nn.Module):
-        def __init__(self, inputs: int, outputs: int, stride: int) -> None:
-            super().__init__()
-            self.conv1 = nn.Conv2d(inputs, outputs, 3, stride, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(outputs)
-            self.conv2 = nn.Conv2d(outputs, outputs, 3, 1, 1, bias=False)
-            self.bn2 = nn.BatchNorm2d(outputs)
-            self.shortcut = nn.Sequential()
-            if stride != 1 or inputs != outputs:
-                self.shortcut = nn.Sequential(
-                    nn.Conv2d(inputs, outputs, 1, stride, bias=False), nn.BatchNorm2d(outputs)
-                )
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            y = torch.relu(self.bn1(self.conv1(x)))
-            return torch.relu(self.bn2(self.conv2(y)) + self.shortcut(x))
-
-    class ResNet18(bn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.stem = nn.Sequential(nn.Conv2d(3, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64))
-            layers, inputs = [], 64
-            for outputs, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
-                layers += [Block(inputs, outputs, stride), Block(outputs, outputs, 1)]
-                inputs = outputs
-            self.layers = nn.Sequential(*layers)
-            self.head = nn.Linear(512, num_classes)
-            self.loss = CrossEntropyLossConfig().init()
-
-        def forward(self, images: torch.Tensor) -> torch.Tensor:
-            x = self.layers(torch.relu(self.stem(images)))
-            return self.head(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
-
-        def forward_classification(self, batch) -> ClassificationOutput:
-            output = self.forward(batch.images)
-            return ClassificationOutput(self.loss(output, batch.targets), output, batch.targets)
-
-        def train_step(self, batch) -> TrainOutput:
-            item = self.forward_classification(batch)
-            return TrainOutput(self, bn.backward(item.loss), item)
-
-        def valid_step(self, batch) -> ClassificationOutput:
-            return self.forward_classification(batch)
-
-    return ResNet18()
-
-
-def gpt():
-    """The language-model example's GPT, as a classifier of the next byte: `forward` gives the
-    logits of every position `[batch * length, 256]`, so the loops of this file train it as
-    they train the image models (the batches' targets are flattened to match)."""
-    import torch
-    import torch.nn.functional as F
-
-    import burnish as bn
-    from benchmarks.language_model import model_config
-    from burnish.train import ClassificationOutput, TrainOutput
-
-    from examples.language_model.model import Gpt
-
-    class NextByteGpt(Gpt):
-        def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-            return super().forward(tokens).flatten(0, 1)
-
-        def forward_classification(self, batch) -> ClassificationOutput:
-            output = self.forward(batch.images)
-            return ClassificationOutput(
-                F.cross_entropy(output, batch.targets), output, batch.targets
-            )
-
-        def train_step(self, batch) -> TrainOutput:
-            item = self.forward_classification(batch)
-            return TrainOutput(self, bn.backward(item.loss), item)
-
-        def valid_step(self, batch) -> ClassificationOutput:
-            return self.forward_classification(batch)
-
-    return NextByteGpt(model_config())
 
 
 def model_for(name: str, device):
@@ -256,11 +166,9 @@ def data_for(name: str, device, iterations: int, batch: int | None = None):
         train = tensors(MnistDataset.train(), min(iterations * batch, 60000))
         valid = tensors(MnistDataset.test(), valid_batches * batch)
     elif name == "gpt":
-        from benchmarks.language_model import model_config
-
         from examples.language_model.data import Corpus
 
-        length = model_config().context_length
+        length = gpt_config().context_length
         corpus = Corpus.stdlib(length, max_train_bytes=(iterations * batch + 1) * length)
         count = min(iterations * batch, len(corpus.train))
 

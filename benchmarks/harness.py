@@ -57,6 +57,13 @@ class ChildError(RuntimeError):
     """A benchmark subprocess failed; the message holds the end of its output."""
 
 
+def lightning_available() -> bool:
+    """Whether PyTorch Lightning is installed (its contenders are informational)."""
+    import importlib.util
+
+    return importlib.util.find_spec("lightning") is not None
+
+
 def child_env(threads: int) -> dict[str, str]:
     """The environment of a child: the repo's MNIST, and thread pools pinned to `threads`."""
     env = dict(os.environ)

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import harness
+from benchmarks.models import gpt_config
 
 BATCH, ACCUMULATION, VALID_WINDOWS, SEED = 8, 2, 32, 42
 VALID_EVERY = 5
@@ -51,18 +52,12 @@ TARGETS_TOKENS = {"learner": harness.at_most(1.03)}
 TARGETS_TIME = {"learner": harness.at_most(1.05)}
 
 
-def model_config():
-    from examples.language_model.model import GptConfig
-
-    return GptConfig(context_length=128, d_model=256, num_layers=4, num_heads=8)
-
-
 def recipe(steps: int):
     """The example's TrainingConfig for this benchmark."""
     from examples.language_model.training import TrainingConfig, adamw
 
     return TrainingConfig(
-        model=model_config(),
+        model=gpt_config(),
         optimizer=adamw(),
         max_iterations=steps,
         batch_size=BATCH,
@@ -83,11 +78,9 @@ def run(settings: harness.Settings, log) -> list[harness.Row]:
     """Both measures, every contender `settings.runs` times, alternating."""
     if settings.device is not None:  # the accelerator version: benchmarks.device --models gpt
         return []
-    from benchmarks.overhead import lightning_available
-
     steps = settings.iterations or (4 if settings.quick else 10)
     budget = 10 if settings.quick else 40  # the most steps a time-to-target run may take
-    lightning = settings.lightning and lightning_available()
+    lightning = settings.lightning and harness.lightning_available()
     names = [n for n in CONTENDERS if n != "lightning" or lightning]
     log(f"language model: {steps} steps x {settings.runs} runs, contenders {names}")
     contenders = _children(names, "tokens", steps, settings.threads)
@@ -264,7 +257,7 @@ def _lrs(config) -> list[float]:
 def _result(
     seconds: float, cpu_seconds: float, steps: int, perplexity: float, target: float | None
 ) -> dict:
-    tokens = steps * ACCUMULATION * BATCH * model_config().context_length
+    tokens = steps * ACCUMULATION * BATCH * gpt_config().context_length
     return {
         "seconds": seconds,
         "cpu_seconds": cpu_seconds,

@@ -38,12 +38,6 @@ TARGETS = {"custom": harness.at_most(1.02), "learner": harness.at_most(1.03)}
 RSS_TARGETS = {"learner": harness.at_most(1.10)}
 
 
-def lightning_available() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("lightning") is not None
-
-
 def children(names, iterations: int, threads: int) -> dict:
     """Per contender name, a function that runs it once in a fresh `overhead child` process."""
     return {
@@ -66,7 +60,7 @@ def run(settings: harness.Settings, log) -> list[harness.Row]:
 
         return device.run(settings, log, "overhead")
     iterations = settings.iterations or (100 if settings.quick else 300)
-    lightning = settings.lightning and lightning_available()
+    lightning = settings.lightning and harness.lightning_available()
     names = [n for n in CONTENDERS if n != "lightning" or lightning]
     contenders = children(names, iterations, settings.threads)
     log(f"overhead: {iterations} iterations x {settings.runs} runs, contenders {names}")

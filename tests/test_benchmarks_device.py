@@ -41,7 +41,7 @@ def test_every_guide_contender_trains_the_same_batches_to_the_same_accuracy() ->
 
 @pytest.mark.timeout(600)
 def test_the_resnet18_trains_under_the_plain_loop_and_the_learner() -> None:
-    from benchmarks.device import resnet18
+    from benchmarks.models import resnet18
 
     model = resnet18()
     assert 11_000_000 < sum(p.numel() for p in model.parameters()) < 11_300_000
@@ -70,7 +70,7 @@ def test_the_cli_takes_a_device_and_targets_apply_only_on_a_gpu() -> None:
 
 @pytest.mark.timeout(600)
 def test_the_language_model_gpt_trains_the_same_under_every_eager_loop() -> None:
-    from benchmarks.device import gpt
+    from benchmarks.models import gpt
 
     assert 3_000_000 < sum(p.numel() for p in gpt().parameters()) < 3_500_000
     # 8 windows a batch, not the benchmark's 32: the same code path at a quarter of the cost.

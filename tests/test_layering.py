@@ -49,8 +49,6 @@ ALLOWED_CIRCLES: list[frozenset[str]] = [
     ),
     frozenset({"burnish.train.best_model", "burnish.train.result"}),
     frozenset({"burnish.train.summary", "burnish.train.summary_html"}),
-    # Outside train/, broken one by one (issue 42, item 5):
-    frozenset({"benchmarks.device", "benchmarks.language_model", "benchmarks.overhead"}),
 ]
 # Subpackages of burnish importing each other: none.
 ALLOWED_LAYER_CIRCLES: list[frozenset[str]] = []
@@ -58,7 +56,6 @@ ALLOWED_LAYER_CIRCLES: list[frozenset[str]] = []
 ALLOWED_LONG_FILES = {
     "src/burnish/train/evaluator.py",
     "src/burnish/train/run.py",
-    # Outside train/ (issue 42, item 5):
     "src/burnish/record/store/burnpack.py",
 }
 
