@@ -56,7 +56,6 @@ ALLOWED_LAYER_CIRCLES: list[frozenset[str]] = []
 ALLOWED_LONG_FILES = {
     "src/burnish/train/evaluator.py",
     "src/burnish/train/run.py",
-    "src/burnish/record/store/burnpack.py",
 }
 
 
