@@ -3,6 +3,7 @@ with the saved model.
 
 python -m examples.mnist                 # a short run (1 epoch on 12,000 images)
 python -m examples.mnist --full          # the guide's config: 10 epochs, all of MNIST
+python -m examples.mnist --resume        # continue an interrupted run from its checkpoint
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ def main(argv: list[str] | None = None) -> float | None:
         "--limit", type=int, help="items per split (default 12000, all with --full)"
     )
     parser.add_argument("--workers", type=int, help="data loader workers (default 4)")
+    parser.add_argument(
+        "--resume", action="store_true", help="continue the run in --artifact-dir exactly"
+    )
     args = parser.parse_args(argv)
 
     from burnish.data.dataset.vision import MnistDataset
@@ -48,12 +52,16 @@ def main(argv: list[str] | None = None) -> float | None:
     from examples.interrupted import exit_if_interrupted
 
     try:
-        result = train(args.artifact_dir, config, args.device, limit=limit or None)
+        result = train(
+            args.artifact_dir, config, args.device, limit=limit or None, resume=args.resume
+        )
     except Preempted as preempted:  # SIGTERM: a checkpoint of where training stopped is saved
         print(f"Training {preempted}: not evaluating a half-trained model.", file=sys.stderr)
         raise  # a SystemExit: the process exits with its code (143 for SIGTERM)
     # Ctrl-C: a half-trained model, neither saved nor evaluated; exit 130.
-    exit_if_interrupted(result, "no model.mpk was saved, nothing evaluated", resume=None)
+    again = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--resume"]
+    resume = " ".join(["python -m examples.mnist", *again, "--resume"])
+    exit_if_interrupted(result, "no model.mpk was saved, nothing evaluated", resume=resume)
     evaluate(args.artifact_dir, args.device, limit=limit or None)
     infer(args.artifact_dir, args.device, MnistDataset.test().get(42))
     if result.summary is None:  # under torchrun, the summary is rank 0's

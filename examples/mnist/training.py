@@ -57,14 +57,18 @@ def train(
     config: TrainingConfig,
     device: torch.device | str,
     limit: int | None = None,
+    resume: bool = False,
 ) -> TrainingResult:
     """Train, save `config.json`, checkpoints and `model.mpk` into `artifact_dir`.
 
     Args:
         limit: use only the first `limit` items of each split (quick runs); None for all.
+        resume: continue the run in `artifact_dir` from its last checkpoint (exactly where it
+            stopped) instead of starting afresh in an emptied directory.
     """
     if main_process():  # under torchrun, the other ranks write no file of the run
-        create_artifact_dir(artifact_dir)
+        if not resume:
+            create_artifact_dir(artifact_dir)
         config.save(f"{artifact_dir}/config.json")
     bn.seed(config.seed)
 
@@ -84,7 +88,7 @@ def train(
         .build(limited(MnistDataset.test(), limit))
     )
 
-    learner = (
+    builder = (
         LearnerBuilder(artifact_dir)
         .metric_train_numeric(AccuracyMetric())
         .metric_valid_numeric(AccuracyMetric())
@@ -94,7 +98,11 @@ def train(
         .devices([device])
         .num_epochs(config.num_epochs)
         .summary()
-        .build(config.model.init(device), config.optimizer.init(), config.learning_rate)
+    )
+    if resume:
+        builder = builder.resume()
+    learner = builder.build(
+        config.model.init(device), config.optimizer.init(), config.learning_rate
     )
     result = learner.fit(dataloader_train, dataloader_test)
     if main_process() and not result.interrupted:  # Ctrl-C: no half-trained model.mpk

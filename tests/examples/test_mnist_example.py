@@ -62,12 +62,27 @@ def test_the_example_runs_unchanged_under_torchrun(tmp_path):
     assert (artifact_dir / "checkpoint" / "epoch-1" / "COMMIT").is_file()
 
 
-def test_ctrl_c_neither_saves_nor_evaluates_and_exits_130(tmp_path):
+def test_ctrl_c_neither_saves_nor_evaluates_exits_130_and_says_how_to_resume(tmp_path, capsys):
     artifact_dir = tmp_path / "mnist"
-    args = ["-m", "examples.mnist", "--epochs", "1", "--limit", "1280", "--workers", "0"]
-    code, out, err = start_and_interrupt([*args, "--artifact-dir", str(artifact_dir)])
+    args = [
+        "--epochs",
+        "1",
+        "--limit",
+        "1280",
+        "--workers",
+        "0",
+        "--artifact-dir",
+        str(artifact_dir),
+    ]
+    code, out, err = start_and_interrupt(["-m", "examples.mnist", *args])
     assert code == 130, out + err
     assert "Training was interrupted after " in err and "no model.mpk was saved" in err
-    assert "run the example again" in err
+    resume = f"python -m examples.mnist {' '.join(args)} --resume"
+    assert f"Continue from the last checkpoint with: {resume}" in err
     assert "Test accuracy" not in out and "Predicted" not in out
     assert not (artifact_dir / "model.mpk").exists()
+    # The command it gives continues the run from its checkpoint and finishes it.
+    main([*args, "--resume"])
+    out = capsys.readouterr().out
+    assert "Resumed from checkpoint" in out and "Predicted" in out
+    assert (artifact_dir / "model.mpk").is_file()

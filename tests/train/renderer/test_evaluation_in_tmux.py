@@ -20,7 +20,7 @@ def test_the_dashboard_shows_the_evaluation_and_q_stops_it(tmux: Tmux, tmp_path:
     )
     tmux(
         "new-session", "-d", "-s", "demo", "-x", "120", "-y", "40",
-        f"sh -c \"{command}; echo exit=$?; sleep 600\"",
+        f"sh -c \"{command}; echo exit=\\$?; sleep 600\"",
     )  # fmt: skip
     screen = tmux.wait_for(
         r"Testing", r"MNIST test", r"Test\s+Test", r"batch\s+epoch", r"Items\s+\d+/10000"

@@ -17,14 +17,15 @@ def test_q_stops_the_mnist_example_with_a_checkpoint(tmux: Tmux, tmp_path: Path)
     )
     tmux(
         "new-session", "-d", "-s", "demo", "-x", "120", "-y", "40",
-        f"sh -c \"{command}; echo exit=$?; sleep 600\"",
+        f"sh -c \"{command}; echo exit=\\$?; sleep 600\"",
     )  # fmt: skip
     tmux.wait_for(r"Accuracy", r"Loss", r"[Ee]poch\s+\d+\s*/\s*50", r"[Ii]teration")
     tmux("send-keys", "-t", "demo", "q")
-    screen = tmux.wait_for(r"exit=0")
-    assert "Predicted" in screen  # the example went on to save the model and infer
+    screen = tmux.wait_for(r"exit=130")  # interrupted: says so, saves no half-trained model
+    assert "Continue from the last checkpoint with:" in screen and "--resume" in screen
+    assert "Predicted" not in screen
     log = (artifacts / "experiment.log").read_text()
     assert "Training interrupted" in log and "(q)" in log
     names = [p.name for p in (artifacts / "checkpoint").iterdir()]
     assert any("-iteration-" in name for name in names), names
-    assert (artifacts / "model.mpk").is_file()
+    assert not (artifacts / "model.mpk").exists()
