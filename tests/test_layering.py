@@ -16,6 +16,9 @@ shrink, and a new circle anywhere fails with its members named.
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -125,10 +128,11 @@ def _targets(
     return targets
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Each scanned module -> the scanned modules it imports (itself left out)."""
+@functools.cache
+def import_graph() -> dict[str, frozenset[str]]:
+    """Each scanned module -> the scanned modules it imports (itself left out); read once."""
     modules = _modules()
-    graph: dict[str, set[str]] = {}
+    graph: dict[str, frozenset[str]] = {}
     for module, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         is_package = path.name == "__init__.py"
@@ -136,11 +140,11 @@ def import_graph() -> dict[str, set[str]]:
         for node in _imports(tree):
             edges |= _targets(node, module, is_package, modules)
         edges.discard(module)
-        graph[module] = edges
+        graph[module] = frozenset(edges)
     return graph
 
 
-def circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+def circles(graph: Mapping[str, AbstractSet[str]]) -> list[frozenset[str]]:
     """The strongly connected components of more than one module (Tarjan, iterative)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -182,7 +186,7 @@ def circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
     return found
 
 
-def _describe(component: frozenset[str], graph: dict[str, set[str]]) -> str:
+def _describe(component: frozenset[str], graph: Mapping[str, AbstractSet[str]]) -> str:
     edges = [f"  {a} -> {b}" for a in sorted(component) for b in sorted(graph[a] & component)]
     return "circle of " + ", ".join(sorted(component)) + ":\n" + "\n".join(edges)
 
