@@ -42,11 +42,16 @@ def naive_mean(entries: list[NumericEntry]) -> float | None:
 
 
 def naive_curve(directory: Path, split: str, epochs: int) -> list[tuple[float, float]]:
-    """Today's report without streaming: every point, then `svg.downsample`'s thinning."""
+    """Today's report without streaming: every point, then `svg.downsample`'s thinning.
+    Training's batches spread over their epoch; a validation's all stand at its epoch's end."""
     points = []
     for epoch in range(1, epochs + 1):
         entries = naive_entries(directory / split / f"epoch-{epoch}" / "Loss.log")
-        points += [(epoch - 1 + (k + 1) / len(entries), e.value) for k, e in enumerate(entries)]
+        start = epoch if split == "valid" else epoch - 1
+        points += [
+            (start + (epoch - start) * (k + 1) / len(entries), e.value)
+            for k, e in enumerate(entries)
+        ]
     return downsample(points)
 
 
