@@ -1,13 +1,15 @@
 """One start of the lineage tests' run, as a subprocess that may SIGKILL itself.
 
     python tests/train/lineage_run.py ARTIFACT_DIR OUT --epochs E [--lr LR]
-        [--start resume|N] [--kill-at-step K] [--kill-in-branch K] [--trackers NAMES]
+        [--start resume|N] [--kill-at-step K] [--kill-in-branch K] [--kill-at-trackers]
+        [--trackers NAMES]
 
 Trains the MNIST MLP of test_lineage.py (4 steps per epoch, every epoch checkpoint kept,
 a checkpoint every 2 steps) from `--start` (`resume()` or `checkpoint(N)`); on success writes
 its parameters to OUT. `--kill-at-step K` SIGKILLs it after its K-th training step,
 `--kill-in-branch K` at the K-th file-system commit (atomic write, rename) of a branch's start
-(`Lineage`): inside the move of the abandoned part. `--trackers csv,tensorboard,mlflow,wandb`
+(`Lineage`): inside the move of the abandoned part; `--kill-at-trackers` as the trackers
+start (a branch's start done, its trackers not told). `--trackers csv,tensorboard,mlflow,wandb`
 logs to those trackers every iteration (MLflow: the default store, `<ARTIFACT_DIR>/mlflow.db`;
 W&B offline: give it the tests' WANDB_* environment, tests/train/logger/tracker_schedule.py).
 """
@@ -56,6 +58,16 @@ def kill_in_branch(count: int) -> None:
     lineage.os = Os()  # type: ignore[assignment]
 
 
+def kill_at_trackers() -> None:
+    """SIGKILL this process when the trackers are about to start."""
+    from burnish.train.tracking import Tracking
+
+    def killed(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    Tracking.start_run = killed  # type: ignore[method-assign]
+
+
 def trackers(names: str) -> list:
     """The named trackers, as tests/train/logger's tests make them."""
     from tests.train.logger.tracker_schedule import make_loggers
@@ -72,6 +84,7 @@ def main() -> None:
     parser.add_argument("--start", default=None)
     parser.add_argument("--kill-at-step", type=int, default=0)
     parser.add_argument("--kill-in-branch", type=int, default=0)
+    parser.add_argument("--kill-at-trackers", action="store_true")
     parser.add_argument("--trackers", default="")
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -79,6 +92,8 @@ def main() -> None:
         kill_at_step(args.kill_at_step)
     if args.kill_in_branch:
         kill_in_branch(args.kill_in_branch)
+    if args.kill_at_trackers:
+        kill_at_trackers()
     start = args.start if args.start in (None, "resume") else int(args.start)
     loggers = trackers(args.trackers)
     result = fit(

@@ -214,10 +214,16 @@ class Run:
         with run_session(self):
             if self.context.is_main:
                 self.announce.run_start(self.options)
-            resumed = self.checkpointer.restore(
-                self.state, self.context.device, self.context.barrier
-            )
             options = self.options
+            resumed = self.checkpointer.restore(
+                self.state, self.context.device, self.context.barrier,
+                over=lambda r: r.is_over(
+                    options.stopping.num_epochs, options.stopping.max_iterations
+                ),
+                validation_next=lambda: self._validation_due(
+                    self.state.position.iteration, self.state.loaders[Split.TRAIN].num_batches()
+                ),
+            )  # fmt: skip
             if resumed is not None:
                 resumed.check_epochs(options.stopping.num_epochs)
             if resumed is not None and resumed.is_over(

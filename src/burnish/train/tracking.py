@@ -291,13 +291,12 @@ def run_settings(
 
 
 def branch_name(start: RunStart | None) -> str | None:
-    """`"line N from <checkpoint>"` for a run that begins a branch (`RunInfo.branch`), else
-    None."""
-    from burnish.train.checkpoint.lineage import StartKind
-
-    if start is None or start.kind is not StartKind.BRANCH:
+    """The name of the line a run writes (`RunInfo.branch`): `"line N from <checkpoint>"`
+    for a branch, whether this start began it or continues it (a kill may have cut the
+    earlier start short before the trackers heard of it); None on the run's first line."""
+    if start is None or start.line.number == 0:
         return None
-    return f"line {start.line.number} from {start.checkpoint}"
+    return f"line {start.line.number} from {start.line.origin}"
 
 
 def final_model_file(checkpointer: FileCheckpointer | None) -> Path | None:

@@ -40,9 +40,12 @@ def launch(directory: Path, epochs: int, *flags: str) -> tuple[int, str]:
     return process.returncode, stderr
 
 
+@pytest.mark.parametrize("kill", ["in epoch 3", "at the trackers' start"])
 def test_a_branch_killed_and_resumed_leaves_every_tracker_the_final_line(
-    tmp_path, wandb_home, mlflow_db, monkeypatch
+    tmp_path, wandb_home, mlflow_db, monkeypatch, kill
 ):
+    """Killed in the branch's epoch 3, or as its trackers start (the branch begun, the trackers
+    not told: the resume, which continues the branch's line, starts their branch runs)."""
     monkeypatch.delenv("WANDB_SERVICE", raising=False)  # its own service, killed with it
     straight = tmp_path / "straight"  # the final line's straight run, its CSV the reference
     assert launch(straight, 2, "--trackers", "csv")[0] == 0
@@ -56,12 +59,16 @@ def test_a_branch_killed_and_resumed_leaves_every_tracker_the_final_line(
     parent_mlflow = json.loads((run / "mlflow-run.json").read_text())["run_id"]
     parent_wandb = json.loads((run / "wandb-run.json").read_text())["id"]
     branch = ("--lr", "3e-3", "--trackers", TRACKERS)
-    code, said = launch(run, 3, "--start", "2", "--kill-at-step", "3", *branch)  # in epoch 3
+    where = ("--kill-at-step", "3") if kill == "in epoch 3" else ("--kill-at-trackers",)
+    code, said = launch(run, 3, "--start", "2", *where, *branch)
     assert code == -signal.SIGKILL
+    code, resumed = launch(run, 3, "--start", "resume", *branch)
+    assert code == 0
     lines = [line for line in said.splitlines() if "Branching from" in line or "is a new" in line]
-    assert len(lines) == 3, said[-3000:]  # the lineage's, MLflow's and W&B's
+    lines += [line for line in resumed.splitlines() if "is a new" in line]
+    assert len(lines) == 3, (said + resumed)[-3000:]  # the lineage's, MLflow's and W&B's
     assert not any(line.startswith("Warning") for line in lines), lines
-    assert launch(run, 3, "--start", "resume", *branch)[0] == 0
+    assert json.loads((run / "mlflow-run.json").read_text())["line"] == "line 1 from epoch-2"
 
     # CSV: the straight table's rows, each once.
     got = sorted(map(tuple, read_csv(run / "metrics.csv")))

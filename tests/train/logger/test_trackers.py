@@ -466,7 +466,8 @@ def test_wandb_offline_run_directory(tmp_path, wandb_home):
     pytest.importorskip("wandb")
     from wandb.proto import wandb_internal_pb2
 
-    from burnish.train.logger.wandb_logger import WandbLogger, _records
+    from burnish.train.logger.wandb_file import _records
+    from burnish.train.logger.wandb_logger import WandbLogger
 
     logger = WandbLogger(project="tests", name="first", settings=schedule.wandb_settings())
     logger.start(run_info(tmp_path))

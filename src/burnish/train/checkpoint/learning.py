@@ -30,10 +30,10 @@ from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
 from burnish.train.checkpoint.lineage import Line, Lineage, RunStart, StartKind
 from burnish.train.checkpoint.resume import ResumeFrom, ResumePoint, find_resume_point
 from burnish.train.checkpoint.retention import Retention
-from burnish.train.checkpoint.run_end import Resumed, RunEnd
+from burnish.train.checkpoint.run_end import Resumed, RunEnd, resume_line
 from burnish.train.checkpoint.snapshot import host_snapshot
 from burnish.train.checkpoint.training_state import stopping_rule
-from burnish.train.position import Phase, Position
+from burnish.train.position import Phase
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
@@ -107,8 +107,14 @@ class LearningCheckpointer:
         state: TrainingState,
         device: torch.device | None,
         barrier: Callable[[], None] | None = None,
+        over: Callable[[Resumed], bool] | None = None,
+        validation_next: Callable[[], bool] | None = None,
     ) -> Resumed | None:
         """Load the checkpoint the run asks for into `state`; None for a fresh start.
+
+        `over` tells whether the resumed run has nothing left to train (then its caller says
+        so, and no line says where training continues); `validation_next`, once `state` is
+        loaded, whether a validation inside the epoch that a stop cut short runs first.
 
         Deletions that a crash cut short (between a checkpoint's commit and the deletions
         its strategy decided) are carried out first: see `Retention`.
@@ -131,16 +137,19 @@ class LearningCheckpointer:
             return None
         self._follow_line(state, point, finished)
         self._load(state, point)
-        self.announce.info(resume_line(point.checkpoint, state.step, state.position))
-        for change in state.changed:
-            self.announce.warning(change)
-        if self.is_main:
-            self._finish_deletions(point.checkpoint)
         end = RunEnd.from_record(point.records["learner"].get("end"))
         path = self.checkpointer.directory / point.checkpoint.name
         position = state.position
         in_epoch = position.iteration > 0 or position.phase is not Phase.TRAIN
-        return Resumed(path, position.epoch - 1, end, state.optimizer_steps, in_epoch)
+        resumed = Resumed(path, position.epoch - 1, end, state.optimizer_steps, in_epoch)
+        if over is None or not over(resumed):
+            validating = validation_next is not None and validation_next()
+            self.announce.info(resume_line(point.checkpoint, state.step, position, validating))
+        for change in state.changed:
+            self.announce.warning(change)
+        if self.is_main:
+            self._finish_deletions(point.checkpoint)
+        return resumed
 
     def save_iteration(self, state: TrainingState) -> None:
         """Checkpoint mid-epoch; once it is committed, older mid-epoch checkpoints are deleted.
@@ -335,12 +344,13 @@ class LearningCheckpointer:
             self.start = RunStart(StartKind.BRANCH, finished, name, step, archive)
             return
         current = self.lineage.current()
-        if current is not None and current.origin == name and current.parent == line.number:
+        leaving = current if current is not None else line  # the line the live logs show
+        if current is not None and current.origin == name:
             line = current  # the branch began here, then stopped before its first checkpoint
         going_back = isinstance(self.resume_from, int) and not isinstance(self.resume_from, bool)
         if self.is_main and going_back and self._past(state, point):
             later = [c.name for c in self.lineage.later(point.checkpoint)]
-            self.line, archive = self.lineage.begin(line, point.checkpoint, step)
+            self.line, archive = self.lineage.begin(leaving, point.checkpoint, step)
             self.start = RunStart(StartKind.BRANCH, self.line, name, step, archive)
             moved = f"checkpoints {', '.join(later)} and " if later else ""
             self.announce.info(
@@ -424,19 +434,3 @@ def _logs_past(logger: object, positions: Any) -> bool:
 def _line_count(path: Path) -> int:
     with open(path, "rb") as file:
         return sum(1 for _ in file)
-
-
-def resume_line(checkpoint: CheckpointId, step: int, position: Position) -> str:
-    """The line that tells where a resumed run continues.
-
-    Example:
-        >>> resume_line(CheckpointId(2), 20, Position(3))
-        'Resumed from checkpoint epoch-2, iteration 20: training continues with epoch 3.'
-    """
-    head = f"Resumed from checkpoint {checkpoint.name}, iteration {step}: "
-    epoch = position.epoch
-    if position.phase is Phase.VALID:
-        return head + f"epoch {epoch}'s validation runs next."
-    if position.iteration:
-        return head + f"training continues in epoch {epoch} after iteration {position.iteration}."
-    return head + f"training continues with epoch {epoch}."

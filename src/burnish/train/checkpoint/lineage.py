@@ -58,7 +58,10 @@ class Line:
     Attributes:
         number: 0 for the run's first line, then 1, 2, ... for each branch, in the order
             they began.
-        parent: the line it branched from; None for line 0.
+        parent: the line it branched from: the line the run was on when it began, whose
+            later part its archive holds (the checkpoint `origin` may have been written by
+            an earlier line that parent shares it with); None for line 0. The trackers' runs
+            link to the parent's run the same way.
         origin: the checkpoint it branched at (`epoch-2`); None for line 0.
         step: the global step (training iterations) of that checkpoint: the last step the
             branch shares with its parent; None for line 0.

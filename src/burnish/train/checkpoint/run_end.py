@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from burnish.errors import ConfigError, RecordError
+from burnish.train.checkpoint.file import CheckpointId
+from burnish.train.position import Phase, Position
 
-__all__ = ["Resumed", "RunEnd"]
+__all__ = ["Resumed", "RunEnd", "resume_line"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,3 +149,27 @@ class Resumed:
             f"Training is already complete: {epochs}, nothing left to train ({how}). "
             f"Its final checkpoint is {self.checkpoint}."
         )
+
+
+def resume_line(
+    checkpoint: CheckpointId, step: int, position: Position, validating: bool = False
+) -> str:
+    """The line that tells where a resumed run continues (`validating`: with the validation
+    inside the epoch that a stop cut short, redone first).
+
+    Example:
+        >>> resume_line(CheckpointId(2), 20, Position(3))
+        'Resumed from checkpoint epoch-2, iteration 20: training continues with epoch 3.'
+    """
+    head = f"Resumed from checkpoint {checkpoint.name}, iteration {step}: "
+    epoch = position.epoch
+    if position.phase is Phase.VALID:
+        return head + f"epoch {epoch}'s validation runs next."
+    if position.iteration and validating:
+        return head + (
+            f"the validation after iteration {position.iteration} of epoch {epoch}, cut short, "
+            "runs again next; then training continues."
+        )
+    if position.iteration:
+        return head + f"training continues in epoch {epoch} after iteration {position.iteration}."
+    return head + f"training continues with epoch {epoch}."

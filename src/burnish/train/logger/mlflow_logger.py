@@ -88,6 +88,7 @@ class MlflowLogger(ExperimentLogger):
         self.run_id: str | None = None
         self._client: Any = None
         self._last: dict[str, int] = {}  # key -> the last step already in the store
+        self._past: dict[str, list[int]] = {}  # key -> its steps past a resume point
         self._finished = False
 
     def __repr__(self) -> str:
@@ -112,12 +113,15 @@ class MlflowLogger(ExperimentLogger):
             record["tracking_uri"] = uri
         self._client = self._mlflow.MlflowClient(tracking_uri=uri)
         self._finished = False
-        self._last = {}
+        self._last, self._past = {}, {}
         self.run_id = self._resumed_run(record, run) if record is not None else None
         line = record.get("line") if record is not None and self.run_id is not None else None
-        if self.run_id is not None and run.branch is not None and line != run.branch:
-            self.run_id = self._branch_run(self.run_id, run)
+        if self.run_id is not None and line != run.branch:  # the run is on another line now
+            self.run_id = self._branch_run(self.run_id, run, run.branch or "line 0")
             line = run.branch
+        elif self.run_id is not None and self._past and not self._rewind(run):
+            assert run.resume is not None
+            self.run_id = self._branch_run(self.run_id, run, f"resumed at step {run.resume.step}")
         elif self.run_id is not None:
             self._client.update_run(self.run_id, status="RUNNING")
         if self.run_id is None:
@@ -165,20 +169,65 @@ class MlflowLogger(ExperimentLogger):
             return None
         for key in found.data.metrics:
             history = self._client.get_metric_history(run_id, key)
-            self._last[key] = max((m.step for m in history), default=-1)
+            kept = [m.step for m in history if _kept(key, m.step, run)]
+            self._last[key] = max(kept, default=-1)
+            past = sorted({m.step for m in history} - set(kept))
+            if past:
+                self._past[key] = past
         return run_id
 
-    def _branch_run(self, parent: str, run: RunInfo) -> str:
-        """A new run for the branch `run.branch`, a child of `parent` (`mlflow.parentRunId`)
-        holding the parent's points up to the branch point (`run.resume`) copied; its params
-        are the branch's. The parent keeps its whole history, the abandoned line's."""
+    def _rewind(self, run: RunInfo) -> bool:
+        """Delete the points the interrupted run logged past the resume point (`_past`), which
+        the resumed run logs again (a stop for a non-finite loss, an error, a kill after the
+        last checkpoint): possible in a SQLite store, which MLflow's API cannot do. False for
+        other stores (the caller starts a new run instead)."""
+        import sqlite3
+
+        assert self.uri is not None and self.run_id is not None
+        if not self.uri.startswith("sqlite:///"):
+            return False
+        store = self.uri.removeprefix("sqlite:///")
+        with contextlib.closing(sqlite3.connect(store)) as db, db:
+            for key, steps in self._past.items():
+                for step in steps:
+                    db.execute(
+                        "DELETE FROM metrics WHERE run_uuid = ? AND key = ? AND step = ?",
+                        (self.run_id, key, step),
+                    )
+                db.execute(
+                    "DELETE FROM latest_metrics WHERE run_uuid = ? AND key = ?", (self.run_id, key)
+                )
+                db.execute(
+                    "INSERT INTO latest_metrics (key, value, timestamp, step, is_nan, run_uuid) "
+                    "SELECT key, value, timestamp, step, is_nan, run_uuid FROM metrics "
+                    "WHERE run_uuid = ? AND key = ? "
+                    "ORDER BY step DESC, timestamp DESC, value DESC LIMIT 1",
+                    (self.run_id, key),
+                )
+        count = sum(map(len, self._past.values()))
+        log.info(
+            "MlflowLogger: deleted %d points run %s logged past the resume point (step %s).",
+            count,
+            self.run_id,
+            run.resume.step if run.resume is not None else None,
+        )
+        self._client.update_run(self.run_id, status="RUNNING")
+        return True
+
+    def _branch_run(self, parent: str, run: RunInfo, label: str) -> str:
+        """A new run, a child of `parent` (`mlflow.parentRunId`) named `<parent's name> /
+        <label>`, holding the parent's points up to `run.resume` copied, with the run's params:
+        for a branch (`label` is its line), or a resume past points it cannot delete. The
+        parent keeps its whole history."""
         from mlflow.entities import Metric
 
         assert run.resume is not None
         client = self._client
         found = client.get_run(parent)
-        tags = {"mlflow.parentRunId": parent, "burnish.branch": str(run.branch)}
-        created = client.create_run(found.info.experiment_id, run_name=self.run_name, tags=tags)
+        parent_name = found.data.tags.get("mlflow.runName") or self.run_name or parent
+        tags = {"mlflow.parentRunId": parent, "burnish.branch": label}
+        name = f"{parent_name} / {label}"
+        created = client.create_run(found.info.experiment_id, run_name=name, tags=tags)
         run_id = created.info.run_id
         kept, self._last = [], {}
         for key in found.data.metrics:
@@ -193,9 +242,17 @@ class MlflowLogger(ExperimentLogger):
                     self._last[key] = max(self._last.get(key, -1), point.step)
         for start in range(0, len(kept), _METRICS_BATCH):
             client.log_batch(run_id, metrics=kept[start : start + _METRICS_BATCH])
+        why = (
+            f"{label} is a new MLflow run"
+            if label == (run.branch or "line 0")
+            else (
+                "the store cannot delete the points the interrupted run logged past its "
+                "checkpoint: the run continues as a new MLflow run"
+            )
+        )
         run.info(
-            f"MlflowLogger: {run.branch} is a new MLflow run {run_id}, child of {parent} "
-            f"(mlflow.parentRunId), with its {len(kept)} points up to the branch copied."
+            f"MlflowLogger: {why} {run_id}, child of {parent} (mlflow.parentRunId), with its "
+            f"{len(kept)} points up to the checkpoint copied."
         )
         return run_id
 
@@ -293,6 +350,15 @@ class MlflowLogger(ExperimentLogger):
         if self._client is None:
             raise RuntimeError("MlflowLogger is not started: the learner calls `start(run)` first.")
         return self._client
+
+
+def _kept(key: str, step: int, run: RunInfo) -> bool:
+    """Whether the point of `key` at `step` is before `run.resume` (kept by a resumed run)."""
+    assert run.resume is not None
+    group, _, _ = key.partition("/")
+    if group == ITERATION_GROUP:
+        return run.resume.keeps_step(step)
+    return run.resume.keeps_epoch(group, step)
 
 
 def _read_record(run_file: Path, run: RunInfo) -> dict[str, Any] | None:

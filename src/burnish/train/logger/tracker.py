@@ -5,8 +5,10 @@ An `ExperimentLogger` receives, on rank 0 only:
 
 1. `start(run)` once, before the first iteration: the artifact directory, the user's config,
    the learner's hyper-parameters and, when the run resumes from a checkpoint, the position it
-   resumes at (`ResumePosition`). A tracker drops (or skips) every point logged after that
-   position by the interrupted run, so the resumed run's points are neither duplicated nor lost.
+   resumes at (`ResumePosition`). A tracker drops (or leaves behind, in a run it no longer
+   continues) every point the interrupted run logged after that position: the resumed run logs
+   them again, maybe with other values (after a stop for a non-finite loss or an error), so
+   its points replace them, neither duplicated nor lost.
 2. `log_iteration(...)` at a fixed cadence (`LearnerBuilder.log_every(k)`, default 50 global
    steps), with the batch values of the split's numeric metrics. Trackers that only want epochs
    ignore it.
@@ -125,11 +127,12 @@ class RunInfo:
         hparams: The learner's own settings (epochs, devices, ...) as flat scalar values.
         resume: Where a resumed run continues; None for a fresh start (a tracker then
             replaces what an earlier run left in its place).
-        branch: With `resume`, when the run branches (`checkpoint(N)` from a run that went
-            further: its earlier points past `resume` belong to the abandoned line): the
-            branch's name (`"line 1 from epoch-2"`). Trackers that cannot drop points (MLflow,
-            W&B) start a new run linked to the earlier one, holding the points `resume`
-            keeps. None: the run continues its line.
+        branch: With `resume`, the line the run writes when it is not the run's first: the
+            branch's name (`"line 1 from epoch-2"`), whether this start began the branch or
+            continues it. A tracker whose run records another line (a kill may have cut the
+            branch's first start short before the trackers heard of it) treats the start as
+            the branch's: trackers that cannot drop points (MLflow, W&B) start a new run
+            linked to the earlier one, holding the points `resume` keeps. None: line 0.
         warn: Warns the user with a line (console and experiment log); None: the log only.
         say: Tells the user a line about expected behaviour (console and experiment log, not
             as a warning); None: the log only.

@@ -7,10 +7,8 @@ import logging
 import os
 import secrets
 import string
-import struct
 import time
-import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,11 @@ from burnish.train.logger.tracker import (
     check_position,
     import_extra,
     scalars,
+)
+from burnish.train.logger.wandb_file import (
+    HistoryTail,
+    read_wandb_history,
+    wait_for_exit_record,
 )
 from burnish.train.split import TRAINING_SPLITS, Split, check_split
 
@@ -109,7 +112,9 @@ class WandbLogger(ExperimentLogger):
         self._epochs: dict[str, int] = {}  # split -> last epoch stored by earlier sessions
         self._step = 0  # last global step stored by earlier sessions
         self._logged = 0  # history rows this session logged
-        self._tail: _HistoryTail | None = None  # this session's `.wandb` file, as written
+        self._tail: HistoryTail | None = None  # this session's `.wandb` file, as written
+        self._record: dict[str, Any] = {}  # the run record (`wandb-run.json`) and its path
+        self._run_file = Path(RUN_FILE)
 
     def __repr__(self) -> str:
         return f"WandbLogger(project={self.project!r}, mode={self.mode!r})"
@@ -125,26 +130,34 @@ class WandbLogger(ExperimentLogger):
         run_file = artifact_dir / RUN_FILE
         saved = _saved(run_file, run) if run.resume is not None else None
         run_id = None if saved is None else saved["id"]
-        line = None if saved is None else saved.get("line")
+        line = saved_line = None if saved is None else saved.get("line")
         self._epochs, self._step = {}, 0
-        config, copied = run.params(), []
-        if run_id is not None and run.branch is not None and line != run.branch:
-            copied = _kept_rows(directory / "wandb", run_id, run)
-            config.update({"burnish.parent_run": run_id, "burnish.branch": run.branch})
-            run_id, line = None, run.branch
+        config, copied, parent, name = run.params(), [], None, self.name
+        if run_id is not None:
+            kept, past = _stored_rows(directory / "wandb", run_id, run)
+            if line != run.branch or (past and saved is not None and saved["stopped"]):
+                parent, copied = run_id, kept
+                assert run.resume is not None
+                label = f"resumed at step {run.resume.step}"
+                if line != run.branch:
+                    label = run.branch or "line 0"
+                config.update({"burnish.parent_run": parent, "burnish.branch": label})
+                name = f"{self.name} / {label}" if self.name else label
+                run_id = None
         if run_id is not None:
             self._read_stored(directory / "wandb", run_id)
         else:
             run_id = _new_id()
-            line = line if copied else run.branch
-        record = {"id": run_id} if line is None else {"id": run_id, "line": line}
-        atomic_write_bytes(run_file, json.dumps(record, indent=2).encode())
+        line = run.branch
+        self._record = {"id": run_id} if line is None else {"id": run_id, "line": line}
+        self._run_file = run_file
+        atomic_write_bytes(run_file, json.dumps(self._record, indent=2).encode())
         kwargs = dict(self.init_kwargs)
         kwargs.setdefault("settings", self._settings())
         self.run = wandb.init(
             project=self.project,
             entity=self.entity,
-            name=self.name,
+            name=name,
             dir=str(directory),
             mode=self.mode,
             id=run_id,
@@ -155,19 +168,24 @@ class WandbLogger(ExperimentLogger):
         )
         self._logged = 0
         sync_file = getattr(self.run.settings, "sync_file", "") or ""
-        self._tail = _HistoryTail(Path(sync_file)) if self.mode == "offline" and sync_file else None
+        self._tail = HistoryTail(Path(sync_file)) if self.mode == "offline" and sync_file else None
         self.run.define_metric(EPOCH_KEY)
         for split in TRAINING_SPLITS:
             self.run.define_metric(f"{split}/*", step_metric=EPOCH_KEY)
         self.run.define_metric(STEP_KEY)
         self.run.define_metric(f"{ITERATION_GROUP}/*", step_metric=STEP_KEY)
-        for row in copied:  # a branch's new run: the parent's points up to the branch
+        for row in copied:  # a new run's rows shared with its parent, up to the resume point
             self._log(row)
-        if copied:
+        if parent is not None:
+            why = (
+                f"{run.branch} is a new W&B run"
+                if line != saved_line
+                else "W&B cannot rewrite the rows the interrupted run logged past its checkpoint: "
+                "the run continues as a new W&B run"
+            )
             run.info(
-                f"WandbLogger: {run.branch} is a new W&B run {run_id} (config "
-                f"burnish.parent_run = {config['burnish.parent_run']}), with its "
-                f"{len(copied)} rows up to the branch copied."
+                f"WandbLogger: {why} {run_id} (config burnish.parent_run = {parent}), with its "
+                f"{len(copied)} rows up to the checkpoint copied."
             )
 
     def _settings(self) -> Any:
@@ -269,8 +287,16 @@ class WandbLogger(ExperimentLogger):
         self._finish(0)
 
     def close(self) -> None:
-        """Finish the run if `finish` was not called (marked failed; a resume continues it)."""
+        """Finish the run if `finish` was not called (marked failed; a resume continues it).
+
+        The run record then says the run stopped (an error, a stop for a non-finite loss, an
+        interruption): a resume that finds rows past its checkpoint cannot count on logging
+        the same values there (it may run with other settings), so it starts a new run with
+        the rows up to the checkpoint (W&B cannot rewrite a row). After a kill, which leaves
+        no such word, the resumed run logs the same values exactly and continues the run."""
         if self.run is not None:
+            record = {**self._record, "stopped": True}
+            atomic_write_bytes(self._run_file, json.dumps(record, indent=2).encode())
             self._finish(1)
 
     def _finish(self, exit_code: int) -> None:
@@ -279,52 +305,12 @@ class WandbLogger(ExperimentLogger):
         path = Path(getattr(run.settings, "sync_file", "") or "")
         run.finish(exit_code=exit_code)
         if self.mode != "disabled" and path.name:
-            _wait_for_exit_record(path, self.finish_timeout)
+            wait_for_exit_record(path, self.finish_timeout)
 
     def _open(self) -> Any:
         if self.run is None:
             raise RuntimeError("WandbLogger is not started: the learner calls `start(run)` first.")
         return self.run
-
-
-class _HistoryTail:
-    """Counts the history rows of a `.wandb` file as W&B writes it (reads new records only)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = _FILE_HEADER.size
-        self.count = 0
-
-    def rows(self) -> int:
-        """The history rows written so far."""
-        from wandb.proto import wandb_internal_pb2
-
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            return 0
-        records, self.offset = _scan(data, self.offset)
-        for chunk in records:
-            record = wandb_internal_pb2.Record()  # type: ignore[attr-defined]  # generated
-            record.ParseFromString(chunk)
-            self.count += record.WhichOneof("record_type") == "history"
-        return self.count
-
-
-def _wait_for_exit_record(path: Path, timeout: float) -> None:
-    """Poll `path` until its exit record is written (W&B writes it after `finish` returns)."""
-    from wandb.proto import wandb_internal_pb2
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists():
-            for data in _records(path):
-                record = wandb_internal_pb2.Record()  # type: ignore[attr-defined]  # generated
-                record.ParseFromString(data)
-                if record.WhichOneof("record_type") == "exit":
-                    return
-        time.sleep(0.05)
-    log.warning("WandbLogger: W&B had not finished writing %s after %.0f s.", path, timeout)
 
 
 def _new_id() -> str:
@@ -338,18 +324,23 @@ def _saved(run_file: Path, run: RunInfo) -> dict[str, Any] | None:
     if unreadable."""
     try:
         record = json.loads(run_file.read_text(encoding="utf-8"))
-        return {"id": str(record["id"]), "line": record.get("line")}
+        return {
+            "id": str(record["id"]),
+            "line": record.get("line"),
+            "stopped": bool(record.get("stopped")),
+        }
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         run.warning(f"WandbLogger: no run to resume in {run_file}; starting a new W&B run.")
         return None
 
 
-def _kept_rows(wandb_dir: Path, run_id: str, run: RunInfo) -> list[dict[str, Any]]:
-    """The history rows of run `run_id` (every offline session's file) before `run.resume`:
-    what a branch shares with the run it leaves. W&B's `fork_from` needs its server, so a
-    branch copies them into a new run instead."""
+def _stored_rows(wandb_dir: Path, run_id: str, run: RunInfo) -> tuple[list[dict[str, Any]], int]:
+    """The history rows of run `run_id` (every offline session's file) up to `run.resume`,
+    and how many rows it holds past it. A branch copies the first into its new run (W&B's
+    `fork_from` needs its server); a resume that finds rows past its checkpoint does too,
+    since W&B cannot rewrite a row the resumed run logs again."""
     assert run.resume is not None
-    rows = []
+    rows, past = [], 0
     for path in sorted(wandb_dir.glob(f"*run-*-{run_id}/run-{run_id}.wandb")):
         for row in read_wandb_history(path):
             row = {k: v for k, v in row.items() if not k.startswith("_")}
@@ -359,80 +350,9 @@ def _kept_rows(wandb_dir: Path, run_id: str, run: RunInfo) -> list[dict[str, Any
                 splits = {key.partition("/")[0] for key in row if "/" in key}
                 keep = all(run.resume.keeps_epoch(s, int(row[EPOCH_KEY])) for s in splits)
             else:
-                keep = False
+                continue
             if keep:
                 rows.append(row)
-    return rows
-
-
-# The `.wandb` transaction log: a 7-byte header (":W&B", magic 0xBEE1, version 0), then
-# LevelDB-log records (checksum, length, type; split across 32 KiB blocks) of `Record` protos.
-# The checksum is zlib's CRC-32 of the data, seeded with the CRC-32 of the type byte.
-_FILE_HEADER = struct.Struct("<4sHB")
-_RECORD_HEADER = struct.Struct("<IHB")
-_BLOCK = 32768
-_FULL, _FIRST, _MIDDLE, _LAST = 1, 2, 3, 4
-
-
-def _records(path: Path) -> Iterator[bytes]:
-    """The records of a `.wandb` file; a record cut short (or torn) by a crash ends the file."""
-    data = path.read_bytes()
-    if len(data) < _FILE_HEADER.size:
-        return
-    ident, magic, _version = _FILE_HEADER.unpack_from(data)
-    if ident != b":W&B" or magic != 0xBEE1:
-        raise ValueError(f"{path} is not a W&B transaction log (.wandb file).")
-    records, _ = _scan(data, _FILE_HEADER.size)
-    yield from records
-
-
-def _scan(data: bytes, offset: int) -> tuple[list[bytes], int]:
-    """The complete records of `data` from `offset` (the end of a record), and the offset
-    after the last of them: a record not yet (or not wholly) written is left for later."""
-    records: list[bytes] = []
-    parts: list[bytes] = []
-    end = offset
-    while True:
-        room = _BLOCK - offset % _BLOCK
-        if room < _RECORD_HEADER.size:  # the rest of the block is padding
-            if offset + room > len(data):
-                return records, end
-            offset += room
-            continue
-        if offset + _RECORD_HEADER.size > len(data):
-            return records, end
-        checksum, length, kind = _RECORD_HEADER.unpack_from(data, offset)
-        start = offset + _RECORD_HEADER.size
-        if kind == 0 or start + length > len(data):
-            return records, end
-        chunk = data[start : start + length]
-        if zlib.crc32(chunk, zlib.crc32(bytes([kind]))) != checksum:
-            return records, end
-        offset = start + length
-        if kind == _FULL:
-            records.append(chunk)
-            end = offset
-        elif kind == _FIRST:
-            parts = [chunk]
-        elif kind == _MIDDLE:
-            parts.append(chunk)
-        elif kind == _LAST:
-            records.append(b"".join([*parts, chunk]))
-            parts = []
-            end = offset
-
-
-def read_wandb_history(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
-    """The history rows (`run.log` calls) stored in a `.wandb` file, as dicts of values."""
-    from wandb.proto import wandb_internal_pb2
-
-    for data in _records(Path(path)):
-        record = wandb_internal_pb2.Record()  # type: ignore[attr-defined]  # generated
-        record.ParseFromString(data)
-        if record.WhichOneof("record_type") != "history":
-            continue
-        row = {}
-        for item in record.history.item:
-            key = item.key or "/".join(item.nested_key)
-            row[key] = json.loads(item.value_json)
-        yield row
+            else:
+                past += 1
+    return rows, past
