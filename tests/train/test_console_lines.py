@@ -122,3 +122,10 @@ def test_the_resume_line_of_each_phase():
         "Resumed from checkpoint epoch-3-iteration-20, iteration 60: epoch 3's validation "
         "runs next."
     )
+
+
+def test_the_resume_line_says_a_cut_short_validation_inside_the_epoch_runs_first():
+    assert resume_line(CheckpointId(2, 2), 12, Position(2, 2), validating=True) == (
+        "Resumed from checkpoint epoch-2-iteration-2, iteration 12: the validation after "
+        "iteration 2 of epoch 2, cut short, runs again next; then training continues."
+    )
