@@ -156,6 +156,15 @@ def test_a_changed_early_stopping_metric_starts_from_a_clean_state_and_says_so(t
     assert (rule.best_epoch, rule.best_value) == (3, valid["Loss"].mean)
 
 
+def test_early_stopping_dropped_at_resume_is_said_in_one_line(tmp_path):
+    fit(tmp_path, 2, stopping=loss_rule(Split.TRAIN))
+    said = io.StringIO()
+    result = fit(tmp_path, 3, start="resume", out=said)
+    lines = [line for line in said.getvalue().splitlines() if "Early stopping is off" in line]
+    assert len(lines) == 1 and "Loss (train" in lines[0], said.getvalue()
+    assert (result.epochs_completed, result.stopped_early) == (3, False)
+
+
 def test_the_same_early_stopping_metric_with_another_patience_keeps_its_best(tmp_path):
     fit(tmp_path, 2, stopping=loss_rule(Split.VALID))
     said, rule = io.StringIO(), loss_rule(Split.VALID, patience=3)

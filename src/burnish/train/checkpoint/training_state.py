@@ -188,6 +188,12 @@ class TrainingState:
         that watches another metric (or split, aggregate, direction) starts from a clean
         state, noted in `changed` (its best value means something else)."""
         record, rule = loop["early_stopping"], stopping_rule(self.early_stopping)
+        if self.early_stopping is None and record is not None:
+            saved = loop.get("early_stopping_rule", "a metric")
+            self.changed.append(
+                f"Early stopping is off now (the checkpoint's run stopped early on {saved}): "
+                "the run trains every epoch it is given."
+            )
         if self.early_stopping is None or record is None:
             return
         saved = loop.get("early_stopping_rule", rule)  # a checkpoint from before rules: same
