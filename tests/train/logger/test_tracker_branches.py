@@ -118,3 +118,54 @@ def test_a_branch_shows_the_final_line_in_every_tracker(tmp_path, wandb_home, ml
     assert seen_epochs == epochs and seen_steps == steps
     assert len(said) == 2 and all(BRANCH in line for line in said), said
     assert warned == []  # a branch's new run is expected behaviour, not a warning
+
+
+def wandb_config(artifact_dir):
+    """The config the run of `wandb-run.json` was started with, from its offline `.wandb` file."""
+    from wandb.proto import wandb_internal_pb2
+
+    from burnish.train.logger.wandb_file import _records
+
+    _, paths, _ = wandb_rows(artifact_dir)
+    config = {}
+    for data in _records(paths[0]):
+        record = wandb_internal_pb2.Record()  # type: ignore[attr-defined]  # generated
+        record.ParseFromString(data)
+        kind = record.WhichOneof("record_type")
+        items = record.run.config.update if kind == "run" else ()
+        items = record.config.update if kind == "config" else items
+        for item in items:
+            config[item.key] = json.loads(item.value_json)
+    return config
+
+
+def test_a_branch_of_a_branch_links_to_the_line_it_leaves(tmp_path, wandb_home, mlflow_db):
+    """Line 1 branches at epoch-3 of line 0; line 2 branches at epoch-2, a checkpoint line 0
+    wrote and line 1 shares: its parent is line 1, the line the run leaves, in `lineage.json`
+    and in the trackers (MLflow `mlflow.parentRunId`, W&B `burnish.parent_run`)."""
+    from tests.train.test_lineage import fit
+
+    with_mlflow_store(tmp_path, mlflow_db)
+
+    def trained(epochs, lr, start):
+        fit(tmp_path, epochs, lr, start, trackers=make_loggers(tmp_path, ["mlflow", "wandb"]))
+        mlflow_id = json.loads((tmp_path / "mlflow-run.json").read_text())["run_id"]
+        return mlflow_id, json.loads((tmp_path / "wandb-run.json").read_text())["id"]
+
+    line_0 = trained(4, 1e-3, None)
+    line_1 = trained(4, 3e-3, 3)
+    line_2 = trained(3, 2e-3, 2)
+    assert len({line_0, line_1, line_2}) == 3
+    lineage = json.loads((tmp_path / "branches" / "lineage.json").read_text())
+    assert lineage["current"] == 2
+    assert [(line["parent"], line["from"]) for line in lineage["lines"]] == [
+        (0, "epoch-3"),
+        (1, "epoch-2"),
+    ]
+    client, run, _ = mlflow_run(tmp_path)
+    assert run.data.tags["mlflow.parentRunId"] == line_1[0]
+    assert client.get_run(line_1[0]).data.tags["mlflow.parentRunId"] == line_0[0]
+    assert run.data.tags["burnish.branch"] == "line 2 from epoch-2"
+    config = wandb_config(tmp_path)
+    assert config["burnish.parent_run"] == line_1[1]
+    assert config["burnish.branch"] == "line 2 from epoch-2"
