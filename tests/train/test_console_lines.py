@@ -129,3 +129,18 @@ def test_the_resume_line_says_a_cut_short_validation_inside_the_epoch_runs_first
         "Resumed from checkpoint epoch-2-iteration-2, iteration 12: the validation after "
         "iteration 2 of epoch 2, cut short, runs again next; then training continues."
     )
+
+
+def test_resuming_a_finished_run_says_once_that_it_is_complete(tmp_path):
+    """A 4-epoch run resumed with `num_epochs(4)`: one line says it is complete; no resume
+    line promises an epoch 5 (issue 40's trial)."""
+    train(tmp_path, epochs=4)
+    console = io.StringIO()
+    result = train(tmp_path, epochs=4, console=console, configure=lambda b: b.resume())
+    assert result.epochs_completed == 4
+    for lines in (console.getvalue().splitlines(), run_log(tmp_path)):
+        [complete] = lines_with("complete", lines)
+        assert "Training is already complete: 4 epochs" in complete
+        assert complete.endswith(f"Its final checkpoint is {tmp_path / 'checkpoint' / 'epoch-4'}.")
+        assert not lines_with("epoch 5", lines) and not lines_with("training continues", lines)
+        assert not lines_with("Resumed from", lines)
