@@ -4,11 +4,14 @@ Burn keeps the best epoch's checkpoint (a `MetricCheckpointingStrategy`) and lea
 back to the user: `MetricStore` finds the epoch, `load_file` its model. This does both: the
 epoch the run's metric strategy kept (or the best under a metric given), its committed
 checkpoint verified and loaded into a copy of the trained model, returned for inference.
+With `valid_every`, "epoch" N is validation N, and `valid/validations.json` names its checkpoint:
+`epoch-E` for the one ending epoch E, `epoch-E-iteration-K` for one inside it.
 """
 
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from burnish.module import load_record, valid
@@ -18,6 +21,7 @@ from burnish.train.checkpoint.strategy import (
     ComposedCheckpointingStrategy,
     MetricCheckpointingStrategy,
 )
+from burnish.train.logger.validations import VALIDATIONS_FILE, read_validations
 from burnish.train.metric.store import Aggregate, Direction, MetricStore, metric_name
 from burnish.train.split import Split
 
@@ -86,20 +90,62 @@ def best_model(
             "(`result.model`). Add `.with_file_checkpointer(recorder)` to the builder."
         )
     epoch = best_epoch(result, metric, direction, aggregate, split)
-    point = CheckpointId(epoch)
     kept = result.checkpointer.committed()
-    if point not in kept:
-        raise ValueError(
-            f"The best epoch, {epoch}, has no checkpoint: the checkpointing strategy did not "
-            f"keep it (kept: {', '.join(p.name for p in kept) or 'none'}). Keep it with a "
-            "`MetricCheckpointingStrategy` of that metric in `with_checkpointing_strategy`."
-        )
+    point = _checkpoint_of(result, epoch, kept)
     from burnish.train.result import training_model
 
     trained = training_model(result.model)
     model = copy.deepcopy(trained)
     records = result.checkpointer.load(point, model_device(trained))
     return valid(load_record(model, records["model"]))
+
+
+def _checkpoint_of(result: TrainingResult, number: int, kept: list[CheckpointId]) -> CheckpointId:
+    """The kept checkpoint holding the model of validation `number` (the valid split's
+    `epoch-<number>`): epoch `number`'s, or with `valid_every` the one its
+    `valid/validations.json` entry names (see mid_epoch.py).
+
+    Raises:
+        ValueError: if no kept checkpoint holds it (says which validation and what was kept).
+    """
+    points = read_validations(Path(str(result.artifact_dir)) / Split.VALID)
+    names = ", ".join(p.name for p in kept) or "none"
+    fix = (
+        "Keep it with a `MetricCheckpointingStrategy` of that metric in "
+        "`with_checkpointing_strategy`."
+    )
+    if points is None:  # validation N is epoch N's
+        if CheckpointId(number) in kept:
+            return CheckpointId(number)
+        raise ValueError(
+            f"The best epoch, {number}, has no checkpoint: the checkpointing strategy did not "
+            f"keep it (kept: {names}). {fix}"
+        )
+    point = next((p for p in points if p.validation == number), None)
+    if point is None:
+        raise ValueError(
+            f"The best validation, {number}, is not in {Split.VALID}/{VALIDATIONS_FILE} of "
+            f"{result.artifact_dir} (it lists {len(points)}): the logs and that file disagree; "
+            "delete the file to read `valid/epoch-N` as epochs."
+        )
+    candidates = [CheckpointId(point.epoch, None if point.epoch_end else point.iteration)]
+    if not point.epoch_end and point is points[-1]:  # early stopping ended the epoch there
+        candidates.append(CheckpointId(point.epoch))
+    found = next((c for c in candidates if c in kept), None)
+    if found is not None:
+        return found
+    if point.epoch_end:
+        raise ValueError(
+            f"The best validation, {number} (the end of epoch {point.epoch}), has no "
+            f"checkpoint: the checkpointing strategy did not keep epoch-{point.epoch} (kept: "
+            f"{names}). {fix}"
+        )
+    raise ValueError(
+        f"The best validation, {number}, ran inside epoch {point.epoch} (after train iteration "
+        f"{point.iteration}), and no checkpoint holds it: the checkpointing strategy did not "
+        f"keep {candidates[0].name} (kept: {names}); an epoch's checkpoint holds the model at "
+        f"the epoch's end, not there. {fix}"
+    )
 
 
 def _metric_strategy(strategy: Any) -> MetricCheckpointingStrategy:
