@@ -246,3 +246,40 @@ def test_an_in_memory_batch_list_still_trains(tmp_path):
     )
     learner = builder(tmp_path, epochs=1).build(Mlp(), SgdConfig().init(), 1e-2)
     assert learner.fit(batches, loader).epochs_completed == 1
+
+
+class LightningStyle(Mlp):
+    """A model written for Lightning: `training_step` and `validation_step`, no burnish steps."""
+
+    train_step = None  # type: ignore[assignment]
+    valid_step = None  # type: ignore[assignment]
+
+    def training_step(self, batch):
+        return Mlp.train_step(self, batch)
+
+    def validation_step(self, batch):
+        return Mlp.valid_step(self, batch)
+
+
+class ValidationStepOnly(Mlp):
+    valid_step = None  # type: ignore[assignment]
+
+    def validation_step(self, batch):
+        return Mlp.valid_step(self, batch)
+
+
+def test_a_missing_step_names_the_lightning_method_the_model_has_instead(tmp_path):
+    with pytest.raises(TypeError, match=r"has `training_step`: did you mean `train_step`\?"):
+        fit(tmp_path / "train", LightningStyle())
+    with pytest.raises(TypeError, match=r"has `validation_step`: did you mean `valid_step`\?"):
+        fit(tmp_path / "valid", ValidationStepOnly())
+
+
+def test_a_missing_valid_step_says_the_validation_loader_can_be_left_out(tmp_path):
+    class TrainOnly(Mlp):
+        valid_step = None  # type: ignore[assignment]
+
+    with pytest.raises(TypeError, match="no `valid_step") as error:
+        fit(tmp_path, TrainOnly())
+    assert "leave the validation loader out (`learner.fit(train_loader)`)" in str(error.value)
+    assert "did you mean" not in str(error.value)  # no Lightning method to point at

@@ -18,6 +18,7 @@ from burnish.train.renderer.notebook import show_summary
 from burnish.train.result import inference_model, training_model
 from burnish.train.run import Run
 from burnish.train.split import Split
+from burnish.train.step_check import check_model_steps
 from burnish.train.summary import learner_summary
 from burnish.train.train_only import train_only_options
 
@@ -130,7 +131,7 @@ class Learner(LearnerSteps):
         else:
             check_has_batches(valid_loader, "valid")
             loaders[Split.VALID] = valid_loader
-        _check_model(self._model, validating=valid_loader is not None)
+        check_model_steps(self._model, validating=valid_loader is not None)
         self.dataloaders = (train, valid_loader)
         self._fitted = True  # from here on the model and optimizer may have changed
         context = DistributedContext.detect(options.parallelism.device)
@@ -190,13 +191,3 @@ class Learner(LearnerSteps):
 
     def _summary(self, epochs: int, validations: int) -> LearnerSummary | None:
         return learner_summary(self.options, epochs, validations)
-
-
-def _check_model(model: nn.Module, validating: bool) -> None:
-    for method in ("train_step", "valid_step") if validating else ("train_step",):
-        if not callable(getattr(model, method, None)):
-            raise TypeError(
-                f"The model {type(model).__name__} has no `{method}(batch)` method. "
-                "Implement `train_step` (returning TrainOutput) and `valid_step` "
-                "(returning the metrics' item) on the model to train it with a Learner."
-            )

@@ -20,10 +20,17 @@ from burnish.train.batch_check import check_batch_device, model_device
 if TYPE_CHECKING:
     from burnish.train.data_adapter import DataAdapter
 
+_LIGHTNING_NAMES = {
+    "train_step": ("training_step",),
+    "valid_step": ("validation_step", "val_step", "validate_step"),
+}
+"""Names a model from Lightning (or a typo) gives the step the learner calls."""
+
 __all__ = [
     "check_first_batch",
     "check_inference_item",
     "check_model_device",
+    "check_model_steps",
     "check_optimizer",
     "check_train_output",
 ]
@@ -197,3 +204,34 @@ def _same_device(actual: torch.device, expected: torch.device) -> bool:
         current = torch.cuda.current_device() if actual.type == "cuda" else 0
         return (actual.index or current) == (expected.index or current)
     return False
+
+
+def check_model_steps(model: nn.Module, validating: bool) -> None:
+    """Check at fit start that `model` has the steps the run calls: `train_step`, and
+    `valid_step` when a validation loader was given.
+
+    Raises:
+        TypeError: naming the missing method, the Lightning-style method the model has instead
+            (`training_step`, `validation_step`) if any, and, for `valid_step`, that leaving
+            the validation loader out trains without validation.
+    """
+    for method in ("train_step", "valid_step") if validating else ("train_step",):
+        if callable(getattr(model, method, None)):
+            continue
+        name = type(model).__name__
+        message = f"The model {name} has no `{method}(batch)` method."
+        found = [n for n in _LIGHTNING_NAMES[method] if callable(getattr(model, n, None))]
+        if found:
+            message += f" It has `{found[0]}`: did you mean `{method}`? Rename it."
+        if method == "train_step":
+            message += (
+                " Implement `train_step` (returning TrainOutput) and `valid_step` (returning "
+                "the metrics' item) on the model to train it with a Learner."
+            )
+        else:
+            message += (
+                " Implement `valid_step(batch)` (returning the metrics' item), or leave the "
+                "validation loader out (`learner.fit(train_loader)`) to train without "
+                "validation."
+            )
+        raise TypeError(message)
