@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from burnish.cli.report import collect_run
 from burnish.run_lock import LOCK_NAME
 
@@ -53,3 +55,54 @@ def test_the_page_shows_validation_at_epoch_ends(run_dir, tmp_path, chromium_bin
     assert LOCK_NAME not in output.read_text()
     messages, screenshot = render(chromium_binary, output, tmp_path / "report.png")
     assert messages == [] and screenshot.stat().st_size > 0
+
+
+def write_run(directory, train_batches, validations, valid_batches=3):
+    """A run dir as burnish writes it: `train/epoch-E/Loss.log` with one line per train batch
+    (`train_batches[E - 1]` of them), `valid/epoch-N/Loss.log` per validation and
+    `valid/validations.json` saying where each validation ran."""
+    from burnish.train.logger.validations import ValidationPoint, write_validations
+
+    for epoch, batches in enumerate(train_batches, 1):
+        lines = "".join(f"{1.0 / (epoch + k)!r},32\n" for k in range(batches))
+        (directory / "train" / f"epoch-{epoch}").mkdir(parents=True)
+        (directory / "train" / f"epoch-{epoch}" / "Loss.log").write_text(lines)
+    points = []
+    for number, (epoch, iteration, epoch_end) in enumerate(validations, 1):
+        (directory / "valid" / f"epoch-{number}").mkdir(parents=True)
+        lines = "".join(f"{0.5 + k / 10!r},32\n" for k in range(valid_batches))
+        (directory / "valid" / f"epoch-{number}" / "Loss.log").write_text(lines)
+        points.append(ValidationPoint(number, epoch, iteration, iteration, epoch_end))
+    write_validations(directory / "valid", points)
+    return directory
+
+
+def assert_places(loss, expected):
+    """The valid means and every valid batch stand at `expected`; each is where training
+    stood then on the train curve."""
+    assert [x for x, _ in loss.means["valid"]] == pytest.approx(expected, abs=1e-12)
+    valid_x = [x for x, _ in loss.iterations["valid"]]
+    assert valid_x == pytest.approx([x for x in expected for _ in range(3)], abs=1e-12)
+
+
+def test_validations_of_an_interrupted_epoch_stand_at_their_share_of_its_logged_batches(
+    tmp_path,
+):
+    # Ctrl-C after 272 logged train batches of epoch 1; validations after batches 100, 200.
+    directory = write_run(tmp_path / "run", [272], [(1, 100, False), (1, 200, False)])
+    _, loss = loss_curves(directory)
+    assert_places(loss, [100 / 272, 200 / 272])
+    train_x = [x for x, _ in loss.iterations["train"]]
+    assert len(train_x) == 272 and train_x[-1] == pytest.approx(1.0)
+    assert train_x[99] == pytest.approx(100 / 272) and train_x[199] == pytest.approx(200 / 272)
+
+
+def test_an_ended_epoch_keeps_its_length_and_the_interrupted_one_after_it_its_logs(tmp_path):
+    # Epoch 1: 300 batches, validated at 150 and at its end; epoch 2 stopped after 120
+    # logged batches, validated at 100 of them.
+    validations = [(1, 150, False), (1, 300, True), (2, 100, False)]
+    directory = write_run(tmp_path / "run", [300, 120], validations)
+    _, loss = loss_curves(directory)
+    assert_places(loss, [0.5, 1.0, 1 + 100 / 120])
+    train_x = [x for x, _ in loss.iterations["train"]]
+    assert train_x[-1] == pytest.approx(2.0) and train_x[300 + 99] == pytest.approx(1 + 100 / 120)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,16 +104,18 @@ def metric_curves(directory: Path, summary: Any) -> list[MetricCurves]:
     """The curves of every metric of the train and valid splits of `summary` (the run's
     `LearnerSummary`), by name."""
     names = sorted({m.name for m in summary.metrics.train + summary.metrics.valid})
-    return [_curves(directory, summary, name) for name in names]
+    places = _validation_places(directory / "valid", summary, _train_entries(directory, summary))
+    return [_curves(directory, summary, name, places) for name in names]
 
 
-def _curves(directory: Path, summary: Any, name: str) -> MetricCurves:
+def _curves(
+    directory: Path, summary: Any, name: str, places: dict[int, float] | None
+) -> MetricCurves:
     from burnish.train.logger.file import FileMetricLogger
 
     means: dict[str, list[tuple[float, float]]] = {}
     iterations: dict[str, list[tuple[float, float]]] = {}
     last: dict[str, str] = {}
-    places = _validation_places(directory / "valid", summary)
     for split in SPLITS:
         metric = next((m for m in getattr(summary.metrics, split) if m.name == name), None)
         entries = metric.entries if metric else []
@@ -134,9 +137,28 @@ def _curves(directory: Path, summary: Any, name: str) -> MetricCurves:
     return MetricCurves(name, means, iterations, last)
 
 
-def _validation_places(valid: Path, summary: Any) -> dict[int, float] | None:
+def _train_entries(directory: Path, summary: Any) -> Callable[[int], int]:
+    """The entries logged in a train epoch (the most of any train metric's log): the `n` its
+    iterations' `x = epoch - 1 + k / n` divide by."""
+    from burnish.train.logger.file import FileMetricLogger
+    from burnish.train.logger.numeric_lines import count_entries
+
+    logger = FileMetricLogger(directory / "train")
+    names = {metric.name for metric in summary.metrics.train}
+    return lambda epoch: max((count_entries(logger.file_path(n, epoch)) for n in names), default=0)
+
+
+def _validation_places(
+    valid: Path, summary: Any, train_entries: Callable[[int], int] = lambda epoch: 0
+) -> dict[int, float] | None:
     """Where on the epoch axis each validation of a `valid_every` run was taken (by number);
-    None for a run that validated at epoch ends only."""
+    None for a run that validated at epoch ends only.
+
+    Validation at iteration `i` of epoch `e` stands at `e - 1 + i / n`, `n` the epoch's
+    iterations: its own validation's iteration when the epoch ended; else (the run stopped
+    inside it) the entries its train logs hold (`train_entries(e)`), where its train curve
+    ends, and at least the furthest validation's iteration.
+    """
     from burnish.train.logger.validations import read_validations
 
     if summary.validations is None:
@@ -150,6 +172,8 @@ def _validation_places(valid: Path, summary: Any) -> dict[int, float] | None:
     for point in points:
         reached[point.epoch] = max(reached.get(point.epoch, 0), point.iteration)
     places = {0: 0.0}
+    for epoch in reached.keys() - ended.keys():
+        reached[epoch] = max(reached[epoch], train_entries(epoch))
     for point in points:
         length = max(ended.get(point.epoch, reached[point.epoch]), 1)
         places[point.validation] = point.epoch - 1 + point.iteration / length
