@@ -46,7 +46,7 @@ from burnish.train.metric.store import MetricStore
 from burnish.train.mid_epoch import MidEpochValidation
 from burnish.train.non_finite import NonFiniteWatch
 from burnish.train.position import Phase, Position
-from burnish.train.precision import MixedPrecision
+from burnish.train.precision import MixedPrecision, warn_emulated_bf16
 from burnish.train.preemption import PreemptionSettings, PreemptionWatch
 from burnish.train.processor import MetricsProcessor, SplitMetrics
 from burnish.train.renderer.base import MetricsRenderer, TrainingProgress
@@ -214,6 +214,7 @@ class Run:
         with run_session(self):
             if self.context.is_main:
                 self.announce.run_start(self.options)
+                warn_emulated_bf16(self.precision, self.announce.warning)  # once per run
             options = self.options
             resumed = self.checkpointer.restore(
                 self.state, self.context.device, self.context.barrier,
