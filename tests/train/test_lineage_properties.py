@@ -14,16 +14,18 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.train.logger.test_trackers import read_csv, read_tensorboard
 from tests.train.test_crash_resume import communicate, start
 from tests.train.test_lineage import files
 
 SCRIPT = Path(__file__).with_name("lineage_run.py")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+TRACKERS = ("--trackers", "csv,tensorboard")  # MLflow and W&B: test_tracker_lineage.py
 
 
 def launch(directory: Path, out: Path, epochs: int, start_from: str, *flags: str) -> int:
     """One start of the run; its exit code (0, or -SIGKILL when it killed itself)."""
-    command = [str(SCRIPT), str(directory), str(out), "--epochs", str(epochs)]
+    command = [str(SCRIPT), str(directory), str(out), "--epochs", str(epochs), *TRACKERS]
     process = start([*command, "--start", start_from, *flags])
     _, stderr = communicate(process)
     if process.returncode not in (0, -signal.SIGKILL):
@@ -92,6 +94,10 @@ def test_a_branched_killed_resumed_run_ends_as_the_straight_run_of_its_line(
     for name, tensor in expected.items():
         assert torch.equal(tensor, actual[name]), name
     assert files(run, "train", "valid") == files(straight, "train", "valid")
+    # The trackers hold the final line's history, each point once.
+    assert read_csv(run / "metrics.csv") == read_csv(straight / "metrics.csv")
+    _, scalars = read_tensorboard(run / "tensorboard")
+    assert scalars == read_tensorboard(straight / "tensorboard")[1]
     names = sorted(p.name for p in (run / "checkpoint").iterdir())
     assert names == sorted(p.name for p in (straight / "checkpoint").iterdir())
     lines = sorted(p.name for p in (run / "branches").iterdir() if p.name[0].isdigit())
