@@ -32,13 +32,9 @@ from torch import nn
 from burnish.module import valid
 from burnish.train.artifact_dir import prepare_artifact_dir
 from burnish.train.batch_check import model_device
-from burnish.train.data_adapter import (
-    NO_BATCH,
-    DataAdapter,
-    check_has_batches,
-    no_batch_in_epoch,
-)
+from burnish.train.data_adapter import DataAdapter, check_has_batches
 from burnish.train.distributed import DistributedContext
+from burnish.train.evaluation_loop import evaluate, stop_requested
 from burnish.train.interrupter import Interrupter
 from burnish.train.logger.progress import EvaluationProgressLogger, check_progress_logger
 from burnish.train.metric.base import Metric, MetricMetadata, Numeric
@@ -49,7 +45,6 @@ from burnish.train.renderer.burn_trait import as_metrics_renderer
 from burnish.train.renderer.notebook import show_summary
 from burnish.train.session import enter_directory
 from burnish.train.split import Split
-from burnish.train.step_check import check_first_batch, check_inference_item
 from burnish.value_builder import ValueBuilder
 
 if TYPE_CHECKING:
@@ -407,20 +402,16 @@ class Evaluator:
         log.info("Evaluating %r (%s): logs in %s.", name, type(self.model).__name__, directory)
         self._renderer.start_test(name, self.interrupter)
         processor.clear(Split.TEST)
-        iteration, interrupted = 0, False
-        with torch.no_grad():
-            for iteration, batch in enumerate(adapter.iterate(), 1):
-                if iteration == 1 and batch is not NO_BATCH:
-                    check_first_batch(batch, adapter, self.model, Split.TEST)
-                item = NO_BATCH if batch is NO_BATCH else step(batch)
-                if iteration == 1:
-                    check_inference_item(item, self.model, step_name)
-                processor.process(Split.TEST, item, *_metadata(adapter, iteration))
-                if self._stop_requested(context, iteration, processor.sync_every):
-                    interrupted = True
-                    break
-        if iteration == 0:  # its len() was not true
-            raise no_batch_in_epoch(adapter, "test", name)
+
+        def process(item: Any, iteration: int) -> None:
+            processor.process(Split.TEST, item, *_metadata(adapter, iteration))
+
+        def stop(iteration: int) -> bool:
+            return stop_requested(self.interrupter, context, iteration, processor.sync_every)
+
+        iteration, interrupted = evaluate(
+            adapter, step, self.model, Split.TEST, process, stop, step_name=step_name, name=name
+        )
         values = processor.end_epoch(Split.TEST, 1)
         items = _items(adapter, iteration, context)
         shown = " | ".join(f"{k} {v:.4g}" for k, v in values.items())
@@ -437,12 +428,6 @@ class Evaluator:
         if self.logger is not None:
             return self.logger
         return FileMetricLogger.new_eval(directory)
-
-    def _stop_requested(self, context: DistributedContext, iteration: int, every: int) -> bool:
-        stop = self.interrupter.should_stop()
-        if not context.enabled:
-            return stop
-        return iteration % every == 0 and context.any_rank(stop)
 
     @contextlib.contextmanager
     def _session(self, context: DistributedContext) -> Iterator[None]:

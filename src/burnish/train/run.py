@@ -10,7 +10,6 @@ take the same decisions as the epoch's own.
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import logging
 from pathlib import Path
@@ -33,11 +32,12 @@ from burnish.train.compile import (
     CompiledTrainStep,
     check_compiled_step,
 )
-from burnish.train.data_adapter import NO_BATCH, DataAdapter, no_batch_in_epoch
+from burnish.train.data_adapter import DataAdapter, no_batch_in_epoch
 from burnish.train.distributed import DistributedContext
 from burnish.train.eager_step import EagerTrainStep
 from burnish.train.ema import ModelEma
 from burnish.train.ema_validation import EmaValidation
+from burnish.train.evaluation_loop import evaluate, stop_requested
 from burnish.train.fsdp import shard_model
 from burnish.train.grad_sync import GradientSync
 from burnish.train.listener_dispatch import Listeners
@@ -55,7 +55,6 @@ from burnish.train.session import run_session
 from burnish.train.split import TRAINING_SPLITS, Split
 from burnish.train.step_check import (
     check_first_batch,
-    check_inference_item,
     check_model_device,
     check_optimizer,
 )
@@ -485,25 +484,27 @@ class Run:
         logger = self.processor.splits[Split.VALID].logger
         start = logger.positions(number)
         model: ValidStep = self.valid_model  # type: ignore[assignment]  # checked at fit
-        precision = self.precision.valid() if self.precision else contextlib.nullcontext()
-        iteration = 0
-        with torch.no_grad(), precision:
-            for iteration, batch in enumerate(loader.iterate(), 1):
-                if iteration == 1 and batch is not NO_BATCH:
-                    check_first_batch(batch, loader, state.model, Split.VALID)
-                item = NO_BATCH if batch is NO_BATCH else model.valid_step(batch)
-                if iteration == 1:
-                    check_inference_item(item, state.model)
-                metadata, progress = self._metadata(loader, iteration, log_epoch=number)
-                values = self.processor.process(Split.VALID, item, metadata, progress)
-                self.listeners.iteration_end(Split.VALID, metadata, values)
-                if self._stop_requested(iteration):  # forget it: redone in full on resume
-                    self.processor.clear(Split.VALID)
-                    logger.truncate_to(start)
-                    self.listeners.validation_interrupted()
-                    return False
-        if iteration == 0:  # its len() was not true
-            raise no_batch_in_epoch(loader, Split.VALID)
+        precision = self.precision.valid() if self.precision else None
+
+        def process(item: Any, iteration: int) -> None:
+            metadata, progress = self._metadata(loader, iteration, log_epoch=number)
+            values = self.processor.process(Split.VALID, item, metadata, progress)
+            self.listeners.iteration_end(Split.VALID, metadata, values)
+
+        _, interrupted = evaluate(
+            loader,
+            model.valid_step,
+            state.model,
+            Split.VALID,
+            process,
+            self._stop_requested,
+            precision=precision,
+        )
+        if interrupted:  # forget it: redone in full on resume
+            self.processor.clear(Split.VALID)
+            logger.truncate_to(start)
+            self.listeners.validation_interrupted()
+            return False
         state.validations, state.validated_at = number, state.optimizer_steps
         values = self.processor.end_epoch(Split.VALID, number, shown_epoch=state.position.epoch)
         self.listeners.validation_end(state.position.epoch, values)
@@ -518,12 +519,9 @@ class Run:
         check_optimizer(state.optim, state.model)
 
     def _stop_requested(self, iteration: int) -> bool:
-        """Whether to stop after this iteration; with several ranks, rank 0 decides for all."""
-        stop = self.options.stopping.interrupter.should_stop()
-        if not self.context.enabled:
-            return stop
-        # Any rank's request counts: a preemption signal may reach one rank only.
-        return iteration % self.processor.sync_every == 0 and self.context.any_rank(stop)
+        """Whether to stop after this iteration (evaluation_loop.py's rule)."""
+        interrupter = self.options.stopping.interrupter
+        return stop_requested(interrupter, self.context, iteration, self.processor.sync_every)
 
     def _stop_after_epoch(self, epoch: int) -> bool:
         """Whether a stop was asked for by the end of `epoch` (now checkpointed), e.g. by a
