@@ -217,7 +217,7 @@ def test_an_optimizer_reused_on_the_same_model_is_accepted(tmp_path):
 
 
 def test_the_checks_cost_nothing_after_the_first_iteration(tmp_path, monkeypatch):
-    from burnish.train import eager_step, run
+    from burnish.train import eager_step, evaluation_loop, run
 
     calls = {"batch": 0, "output": 0, "item": 0}
 
@@ -228,10 +228,13 @@ def test_the_checks_cost_nothing_after_the_first_iteration(tmp_path, monkeypatch
 
         return wrapper
 
-    monkeypatch.setattr(run, "check_first_batch", counting("batch", run.check_first_batch))
+    check_batch = counting("batch", run.check_first_batch)
+    monkeypatch.setattr(run, "check_first_batch", check_batch)  # train
+    monkeypatch.setattr(evaluation_loop, "check_first_batch", check_batch)  # valid
     check_output = counting("output", eager_step.check_train_output)
     monkeypatch.setattr(eager_step, "check_train_output", check_output)
-    monkeypatch.setattr(run, "check_inference_item", counting("item", run.check_inference_item))
+    check_item = counting("item", evaluation_loop.check_inference_item)
+    monkeypatch.setattr(evaluation_loop, "check_inference_item", check_item)
     fit(tmp_path, Mlp())  # 2 epochs of 2 train and 1 valid iterations
     assert calls == {"batch": 4, "output": 2, "item": 2}
 
