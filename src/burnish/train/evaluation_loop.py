@@ -72,9 +72,10 @@ def evaluate(
 
 
 def stop_requested(
-    interrupter: Interrupter, context: DistributedContext, iteration: int, every: int
+    interrupter: Interrupter, context: DistributedContext, iteration: int = 0, every: int = 1
 ) -> bool:
-    """Whether to stop after `iteration` (training, validation or evaluation).
+    """Whether to stop after `iteration` (training, validation or evaluation), or now (after
+    an epoch, with the defaults).
 
     With several ranks, any rank's request counts (a preemption signal may reach one rank
     only); they agree every `every` iterations (a collective, at the processor's read-backs).

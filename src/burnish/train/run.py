@@ -528,7 +528,7 @@ class Run:
         listener at validation's end; not after the last epoch. Rank 0 decides for all."""
         if epoch >= self.num_epochs:
             return False
-        return self.context.any_rank(self.options.stopping.interrupter.should_stop())
+        return stop_requested(self.options.stopping.interrupter, self.context)
 
     def _metadata(
         self,
