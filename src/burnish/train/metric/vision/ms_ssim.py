@@ -27,7 +27,13 @@ import torch.nn.functional as F
 
 from burnish.train.metric.base import MetricMetadata, NumericEntry, adapt
 from burnish.train.metric.state import StatefulNumeric, accumulate_dtype
-from burnish.train.metric.vision.images import ImagePairs, check_images, rust_float
+from burnish.train.metric.vision.images import (
+    ImagePairs,
+    check_images,
+    gaussian_blur,
+    gaussian_window,
+    rust_float,
+)
 
 __all__ = ["MsSsimInput", "MsSsimMetric", "MsSsimMetricConfig"]
 
@@ -153,20 +159,7 @@ def _checked_betas(betas: Any) -> tuple[float, ...]:
 def _gaussian(size: int, sigma: float, device: torch.device | str | None) -> torch.Tensor:
     """The normalised 1D Gaussian window of `size` taps, in the accumulation dtype."""
     device = torch.device("cpu") if device is None else torch.device(device)
-    offsets = torch.arange(size, dtype=accumulate_dtype(device), device=device) - size // 2
-    kernel = torch.exp(-(offsets**2) / (2.0 * sigma**2))
-    return kernel / kernel.sum()
-
-
-def _blur(images: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
-    """Separable Gaussian blur of each channel over the reflect-padded images (same size)."""
-    channels, size = images.shape[1], kernel.shape[0]
-    pad = size // 2
-    padded = F.pad(images, (pad, pad, pad, pad), mode="reflect") if pad else images
-    horizontal = kernel.reshape(1, 1, 1, size).expand(channels, 1, 1, size)
-    vertical = kernel.reshape(1, 1, size, 1).expand(channels, 1, size, 1)
-    blurred = F.conv2d(padded, horizontal, groups=channels)
-    return F.conv2d(blurred, vertical, groups=channels)
+    return gaussian_window(size, sigma, accumulate_dtype(device), device)
 
 
 def ms_ssim_per_image(
@@ -178,7 +171,9 @@ def ms_ssim_per_image(
     product = x.new_ones(x.shape[:2])
     last = len(config.betas) - 1
     for scale, beta in enumerate(config.betas):
-        blurred = _blur(torch.cat((x, y, x * x, y * y, x * y)), kernel).split(x.shape[0])
+        blurred = gaussian_blur(torch.cat((x, y, x * x, y * y, x * y)), kernel, reflect=True).split(
+            x.shape[0]
+        )
         mu_x, mu_y, mean_xx, mean_yy, mean_xy = blurred
         var_x = (mean_xx - mu_x * mu_x).clamp_min(0.0)
         var_y = (mean_yy - mu_y * mu_y).clamp_min(0.0)

@@ -17,11 +17,16 @@ import math
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from burnish.train.metric.base import MetricMetadata, NumericEntry, adapt
 from burnish.train.metric.state import StatefulNumeric, accumulate_dtype
-from burnish.train.metric.vision.images import ImagePairs, check_images, rust_float
+from burnish.train.metric.vision.images import (
+    ImagePairs,
+    check_images,
+    gaussian_blur,
+    gaussian_window,
+    rust_float,
+)
 
 __all__ = ["SsimInput", "SsimMetric", "SsimMetricConfig", "ssim_map"]
 
@@ -73,28 +78,12 @@ class SsimMetricConfig:
         return dataclasses.replace(self, sigma=sigma)
 
 
-def _gaussian(config: SsimMetricConfig, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    offsets = torch.arange(config.kernel_size, dtype=dtype, device=device)
-    offsets -= config.kernel_size // 2
-    kernel = torch.exp(-(offsets**2) / (2.0 * config.sigma**2))
-    return kernel / kernel.sum()
-
-
-def _blur(images: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
-    """Separable Gaussian blur of each channel, zero padded to the same size."""
-    channels, size = images.shape[1], kernel.shape[0]
-    horizontal = kernel.reshape(1, 1, 1, size).expand(channels, 1, 1, size)
-    vertical = kernel.reshape(1, 1, size, 1).expand(channels, 1, size, 1)
-    blurred = F.conv2d(images, horizontal, padding=(0, size // 2), groups=channels)
-    return F.conv2d(blurred, vertical, padding=(size // 2, 0), groups=channels)
-
-
 def ssim_map(x: torch.Tensor, y: torch.Tensor, config: SsimMetricConfig) -> torch.Tensor:
     """The SSIM map `[N, C, H, W]` of images `x` and `y` (in their dtype)."""
-    kernel = _gaussian(config, x.dtype, x.device)
+    kernel = gaussian_window(config.kernel_size, config.sigma, x.dtype, x.device)
     c1 = (config.k1 * config.pixel_range) ** 2
     c2 = (config.k2 * config.pixel_range) ** 2
-    blurred = _blur(torch.cat((x, y, x * x, y * y, x * y)), kernel).split(x.shape[0])
+    blurred = gaussian_blur(torch.cat((x, y, x * x, y * y, x * y)), kernel).split(x.shape[0])
     mu_x, mu_y, mean_xx, mean_yy, mean_xy = blurred
     var_x = (mean_xx - mu_x * mu_x).clamp_min(0.0)
     var_y = (mean_yy - mu_y * mu_y).clamp_min(0.0)
