@@ -71,8 +71,9 @@ from burnish.train.renderer import CliMetricsRenderer  # noqa: E402
 from tests.train.helpers import HeldWrites, JournalListener, Mlp, builder, loaders  # noqa: E402
 
 
-def kill_at_io(count: int) -> None:
-    """SIGKILL this process at the `count`-th call of fsync/replace/write."""
+def killed_at_call(count: int):
+    """A wrapper for functions that SIGKILLs this process at the `count`-th call of any
+    function it wrapped (one count shared by all of them)."""
     calls = {"n": 0}
 
     def wrap(function):
@@ -84,6 +85,12 @@ def kill_at_io(count: int) -> None:
 
         return wrapped
 
+    return wrap
+
+
+def kill_at_io(count: int) -> None:
+    """SIGKILL this process at the `count`-th call of fsync/replace/write."""
+    wrap = killed_at_call(count)
     os.fsync = wrap(os.fsync)
     os.replace = wrap(os.replace)
     os.write = wrap(os.write)

@@ -28,7 +28,7 @@ os.environ.setdefault("BURNISH_DATASETS", str(REPO / "data"))
 
 import torch  # noqa: E402
 
-from tests.train.crash_run import kill_at_step  # noqa: E402
+from tests.train.crash_run import kill_at_step, killed_at_call  # noqa: E402
 from tests.train.test_lineage import fit  # noqa: E402
 
 
@@ -36,17 +36,7 @@ def kill_in_branch(count: int) -> None:
     """SIGKILL this process at the `count`-th commit call of a branch's start."""
     from burnish.train.checkpoint import lineage
 
-    calls = {"n": 0}
-
-    def counted(function):
-        def wrapped(*args, **kwargs):
-            calls["n"] += 1
-            if calls["n"] == count:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return function(*args, **kwargs)
-
-        return wrapped
-
+    counted = killed_at_call(count)
     lineage.atomic_write_bytes = counted(lineage.atomic_write_bytes)
     lineage.shutil.copytree = counted(lineage.shutil.copytree)  # type: ignore[assignment]
     replace = counted(os.replace)
