@@ -35,6 +35,23 @@ class Branched:
         self.logger.log_epoch(split, epoch, shifted, lr)
 
 
+def wandb_history(rows: list[dict]) -> tuple[dict, dict]:
+    """W&B rows as (epoch points, iteration points), each asserted to be there once."""
+    epochs: dict = {}
+    steps: dict = {}
+    for row in rows:
+        for key, value in row.items():
+            group, _, name = key.partition("/")
+            if group in ("train", "valid"):
+                assert (group, name, row["epoch"]) not in epochs
+                epochs[(group, name, row["epoch"])] = value
+            elif group == "iteration":
+                name = key.removeprefix("iteration/train/")
+                assert (name, row["global_step"]) not in steps
+                steps[(name, row["global_step"])] = value
+    return epochs, steps
+
+
 def file_history(artifact_dir):
     """The history the CSV table (a file log) shows: epoch points and training steps."""
     epochs, steps = {}, {}
@@ -104,18 +121,7 @@ def test_a_branch_shows_the_final_line_in_every_tracker(tmp_path, wandb_home, ml
     # W&B: a new run whose offline files hold each point of the final line once.
     run_id, _, rows = wandb_rows(tmp_path)
     assert run_id != parent_wandb
-    seen_epochs, seen_steps = {}, {}
-    for row in rows:
-        for key, value in row.items():
-            group, _, name = key.partition("/")
-            if group in ("train", "valid"):
-                assert (group, name, row["epoch"]) not in seen_epochs
-                seen_epochs[(group, name, row["epoch"])] = value
-            elif group == "iteration":
-                name = key.removeprefix("iteration/train/")
-                assert (name, row["global_step"]) not in seen_steps
-                seen_steps[(name, row["global_step"])] = value
-    assert seen_epochs == epochs and seen_steps == steps
+    assert wandb_history(rows) == (epochs, steps)
     assert len(said) == 2 and all(BRANCH in line for line in said), said
     assert warned == []  # a branch's new run is expected behaviour, not a warning
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.train.logger.test_tracker_branches import file_history
+from tests.train.logger.test_tracker_branches import file_history, wandb_history
 from tests.train.logger.test_trackers import (
     mlflow_run,
     read_csv,
@@ -101,16 +101,4 @@ def test_a_branch_killed_and_resumed_leaves_every_tracker_the_final_line(
     # W&B: the branch's run; its offline files hold each point of the final line once.
     run_id, _, rows = wandb_rows(run)
     assert run_id != parent_wandb
-    seen_epochs: dict = {}
-    seen_steps: dict = {}
-    for row in rows:
-        for key, value in row.items():
-            group, _, name = key.partition("/")
-            if group in ("train", "valid"):
-                assert (group, name, row["epoch"]) not in seen_epochs
-                seen_epochs[(group, name, row["epoch"])] = value
-            elif group == "iteration":
-                name = key.removeprefix("iteration/train/")
-                assert (name, row["global_step"]) not in seen_steps
-                seen_steps[(name, row["global_step"])] = value
-    assert seen_epochs == epochs and seen_steps == steps
+    assert wandb_history(rows) == (epochs, steps)
