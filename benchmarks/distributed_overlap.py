@@ -156,7 +156,7 @@ def overlap(iterations: int) -> float:
 
     import burnish as bn
     from burnish.optim import GradientsParams, SgdConfig
-    from burnish.train.grad_sync import GradientSync
+    from burnish.train.parallel.grad_sync import GradientSync
 
     model, optim = _model(), SgdConfig().init()
     sync = GradientSync(dist.get_world_size())
@@ -233,7 +233,7 @@ def _all_reduce_mean(tensors: list[torch.Tensor], world_size: int) -> None:
 
 def _buckets(tensors: list[torch.Tensor]) -> list[list[torch.Tensor]]:
     """Group tensors of one dtype and device into buckets of about `BUCKET_BYTES`."""
-    from burnish.train.grad_sync import BUCKET_BYTES
+    from burnish.train.parallel.grad_sync import BUCKET_BYTES
 
     groups: dict[tuple[torch.dtype, torch.device], list[list[torch.Tensor]]] = {}
     for tensor in tensors:

@@ -36,7 +36,7 @@ from burnish.lr_scheduler import (
     SequentialLrSchedulerConfig,
 )
 from burnish.train import ClassificationOutput, TrainOutput
-from burnish.train.early_stopping import EarlyStoppingStrategy
+from burnish.train.components.early_stopping import EarlyStoppingStrategy
 from burnish.train.metric.store import Aggregate, Split
 
 from examples.interrupted import exit_if_interrupted

@@ -73,7 +73,11 @@ from typing import Any
 
 PRELOAD = ("numpy", "torch", "burnish", "burnish.train", "burnish.record", "burnish.optim")
 # burnish's packages import their modules lazily (PEP 562): the ones every run loads.
-PRELOAD += ("burnish.train.learner_builder", "burnish.train.run", "burnish.train.renderer")
+PRELOAD += (
+    "burnish.train.settings.learner_builder",
+    "burnish.train.loop.run",
+    "burnish.train.renderer",
+)
 PRELOAD += ("burnish.train.metric", "burnish.data.dataloader", "burnish.lr_scheduler", "rich")
 # `torch.use_deterministic_algorithms` (the runs' `.deterministic()`) imports Inductor and
 # Dynamo the first time it is called: another second per run.

@@ -50,14 +50,14 @@ ALLOWED_CIRCLES: list[frozenset[str]] = [
             ),
         }
     ),
-    frozenset({"burnish.train.best_model", "burnish.train.result"}),
-    frozenset({"burnish.train.summary", "burnish.train.summary_html"}),
+    frozenset({"burnish.train.loop.best_model", "burnish.train.loop.result"}),
+    frozenset({"burnish.train.report.summary", "burnish.train.report.summary_html"}),
 ]
 # Subpackages of burnish importing each other: none.
 ALLOWED_LAYER_CIRCLES: list[frozenset[str]] = []
 # Files of src/ still over MAX_LINES, to be split with train/'s reorganisation.
 ALLOWED_LONG_FILES = {
-    "src/burnish/train/run.py",
+    "src/burnish/train/loop/run.py",
 }
 
 

@@ -29,10 +29,10 @@ from burnish.train import (
     SupervisedTraining,
     TrainingListener,
 )
-from burnish.train.builder import TrainingBuilder
 from burnish.train.logger import CsvLogger, InMemoryMetricLogger
 from burnish.train.metric import AccuracyMetric, LossMetric
 from burnish.train.renderer import CliMetricsRenderer
+from burnish.train.settings.builder import TrainingBuilder
 from burnish.value_builder import ValueBuilder
 
 from tests.helpers import MnistBatcher, mnist

@@ -56,7 +56,6 @@ from burnish.train import (
     MetricEarlyStoppingStrategy,
     StoppingCondition,
 )
-from burnish.train.builder import TrainingBuilder
 from burnish.train.metric import AccuracyMetric, HammingScore, PerplexityMetric
 from burnish.train.metric.bleu import BleuScore, BleuSmoothing
 from burnish.train.metric.error_rate import CharErrorRate
@@ -64,7 +63,8 @@ from burnish.train.metric.rouge import RougeLScore
 from burnish.train.metric.vision.ms_ssim import MsSsimMetric, MsSsimMetricConfig
 from burnish.train.metric.vision.psnr import PsnrMetric, PsnrMetricConfig
 from burnish.train.metric.vision.ssim import SsimMetric, SsimMetricConfig
-from burnish.train.summary import LearnerSummary, SummaryMetrics
+from burnish.train.report.summary import LearnerSummary, SummaryMetrics
+from burnish.train.settings.builder import TrainingBuilder
 from burnish.vision.transform2d import Transform2D
 
 from tests.test_value_builder import BUILDERS, containers

@@ -37,4 +37,4 @@ class RunLockedError(BurnishError, RuntimeError):
 
 class ArtifactDirError(BurnishError, ValueError):
     """A run's artifact directory cannot be used: it is a file, not writable, or its disk is
-    full (see `burnish.train.artifact_dir`)."""
+    full (see `burnish.train.loop.artifact_dir`)."""

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from burnish.cli.report import metric_curves
 from burnish.cli.svg import downsample
 from burnish.train.metric.base import NumericEntry
-from burnish.train.summary import LearnerSummary
+from burnish.train.report.summary import LearnerSummary
 
 SPLITS = ("train", "valid")
 

@@ -142,7 +142,7 @@ def count_io() -> dict[str, int]:
 
 def kill_at_step(count: int) -> None:
     """SIGKILL this process once it has processed `count` training iterations."""
-    from burnish.train.processor import MetricsProcessor
+    from burnish.train.report.processor import MetricsProcessor
 
     process, seen = MetricsProcessor.process, {"n": 0}
 
@@ -158,7 +158,7 @@ def kill_at_step(count: int) -> None:
 
 
 def kill_in_valid() -> None:
-    from burnish.train.processor import MetricsProcessor
+    from burnish.train.report.processor import MetricsProcessor
 
     process = MetricsProcessor.process
 
@@ -175,7 +175,7 @@ TRAINED = {"n": 0}
 
 def count_trained() -> None:
     """Count the training iterations this process runs (TRAINED)."""
-    from burnish.train.processor import MetricsProcessor
+    from burnish.train.report.processor import MetricsProcessor
 
     process = MetricsProcessor.process
 
@@ -194,7 +194,7 @@ def pause(marker: str = "MARK") -> None:
 
 def mark_at(step: int, in_valid: bool) -> None:
     """Pause at the `step`-th training iteration, or at the first validation iteration."""
-    from burnish.train.processor import MetricsProcessor
+    from burnish.train.report.processor import MetricsProcessor
 
     process, seen = MetricsProcessor.process, {"train": 0, "valid": 0}
 
@@ -227,7 +227,7 @@ def mark_in_writer() -> None:
 
 def mark_in_setup() -> None:
     """Pause in the run's set-up: when it announces its artifact directory."""
-    from burnish.train.announce import Announcer
+    from burnish.train.report.announce import Announcer
 
     run_start = Announcer.run_start
 

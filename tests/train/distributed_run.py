@@ -54,11 +54,11 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 import burnish as bn  # noqa: E402
-import burnish.train.grad_sync as grad_sync  # noqa: E402
+import burnish.train.parallel.grad_sync as grad_sync  # noqa: E402
 from burnish.optim import AdamConfig, GradientsParams, SgdConfig, WeightDecayConfig  # noqa: E402
 from burnish.record import DefaultRecorder  # noqa: E402
 from burnish.train import TrainingListener, TrainOutput  # noqa: E402
-from burnish.train.fsdp import full_record  # noqa: E402
+from burnish.train.parallel.fsdp import full_record  # noqa: E402
 from burnish.train.renderer import CliMetricsRenderer  # noqa: E402
 
 from tests.train.helpers import Mlp, builder, loaders  # noqa: E402

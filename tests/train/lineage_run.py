@@ -50,7 +50,7 @@ def kill_in_branch(count: int) -> None:
 
 def kill_at_trackers() -> None:
     """SIGKILL this process when the trackers are about to start."""
-    from burnish.train.tracking import Tracking
+    from burnish.train.components.tracking import Tracking
 
     def killed(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)

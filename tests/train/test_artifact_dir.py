@@ -15,7 +15,7 @@ import pytest
 import burnish as bn
 from burnish.optim import AdamConfig
 from burnish.train import EvaluatorBuilder
-from burnish.train.artifact_dir import check_artifact_dir
+from burnish.train.loop.artifact_dir import check_artifact_dir
 from burnish.train.metric import AccuracyMetric
 from burnish.train.renderer import CliMetricsRenderer
 

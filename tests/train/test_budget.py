@@ -16,8 +16,8 @@ from burnish.lr_scheduler import LinearLrSchedulerConfig
 from burnish.optim import AdamConfig
 from burnish.record import DefaultRecorder
 from burnish.train import Learner, LearnerBuilder, SupervisedTraining
-from burnish.train.budget import StepBudget
 from burnish.train.checkpoint.file import FileCheckpointer
+from burnish.train.components.step_budget import StepBudget
 from burnish.train.metric import AccuracyMetric, LearningRateMetric, LossMetric
 from burnish.train.renderer import CliMetricsRenderer
 
@@ -204,7 +204,7 @@ def test_a_stopped_run_resumes_to_exactly_n(stop_at, tmp_path):
 def test_the_budget_counts_epochs_from_where_the_run_stands():
     from types import SimpleNamespace
 
-    from burnish.train.position import Phase, Position
+    from burnish.train.loop.position import Phase, Position
 
     def state(epoch, iteration, steps, accumulated=0, phase=Phase.TRAIN):
         accumulation = SimpleNamespace(count=accumulated)

@@ -29,8 +29,8 @@ from burnish.train import (
     TrainStep,
     ValidStep,
 )
-from burnish.train.execution_strategy import SupervisedLearningStrategy
 from burnish.train.metric import AccuracyMetric, LossMetric, Metric
+from burnish.train.parallel.execution_strategy import SupervisedLearningStrategy
 
 from tests.train.helpers import Mlp, loaders
 

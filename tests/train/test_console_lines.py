@@ -11,7 +11,7 @@ from burnish.record import DefaultRecorder
 from burnish.train import Interrupter
 from burnish.train.checkpoint import CheckpointId
 from burnish.train.checkpoint.learning import resume_line
-from burnish.train.position import Phase, Position
+from burnish.train.loop.position import Phase, Position
 from burnish.train.renderer import CliMetricsRenderer
 
 from tests.train.helpers import Mlp, builder, loaders

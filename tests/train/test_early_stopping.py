@@ -3,7 +3,7 @@
 import pytest
 
 from burnish.errors import RecordError
-from burnish.train.early_stopping import MetricEarlyStoppingStrategy, StoppingCondition
+from burnish.train.components.early_stopping import MetricEarlyStoppingStrategy, StoppingCondition
 from burnish.train.logger import InMemoryMetricLogger
 from burnish.train.metric.base import NumericEntry
 from burnish.train.metric.store import Aggregate, Direction, MetricStore, Split

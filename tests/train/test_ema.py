@@ -16,11 +16,11 @@ from burnish.nn.loss import CrossEntropyLossConfig
 from burnish.optim import AdamConfig
 from burnish.record import DefaultRecorder
 from burnish.train import ClassificationOutput, Learner, LearnerBuilder, TrainOutput
-from burnish.train.ema import EmaSettings
+from burnish.train.components.ema import EmaSettings
 from burnish.train.logger import FileMetricLogger
 from burnish.train.metric import AccuracyMetric, LossMetric
 from burnish.train.renderer import CliMetricsRenderer
-from burnish.train.supervised import SupervisedTraining
+from burnish.train.settings.supervised import SupervisedTraining
 
 from tests.train.helpers import Mlp, builder, loaders
 

@@ -17,8 +17,8 @@ from burnish.data.dataloader import DataLoaderBuilder
 from burnish.data.dataset import PartialDataset
 from burnish.optim import AdamConfig
 from burnish.train import EvaluatorBuilder, LearnerSummary
-from burnish.train.evaluator import evaluation_tag
 from burnish.train.logger import InMemoryMetricLogger
+from burnish.train.loop.evaluator import evaluation_tag
 from burnish.train.metric import AccuracyMetric, LossMetric
 from burnish.train.renderer import CliMetricsRenderer
 

@@ -12,7 +12,7 @@ from torch import nn
 
 import burnish as bn
 from burnish.optim import GradientsParams
-from burnish.train.grad_sync import GradientSync
+from burnish.train.parallel.grad_sync import GradientSync
 
 
 @pytest.fixture(scope="module", autouse=True)

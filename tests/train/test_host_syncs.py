@@ -28,7 +28,7 @@ from burnish.train import LearnerBuilder
 from burnish.train.checkpoint.learning import LearningCheckpointer
 from burnish.train.logger import CsvLogger
 from burnish.train.metric import ThroughputMetric
-from burnish.train.processor import MetricsProcessor
+from burnish.train.report.processor import MetricsProcessor
 
 from tests.train.helpers import JournalListener, Mlp, builder, loaders
 

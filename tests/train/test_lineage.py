@@ -17,7 +17,7 @@ from burnish.optim import AdamConfig
 from burnish.record import DefaultRecorder
 from burnish.train import Interrupter, Split
 from burnish.train.checkpoint import KeepLastNCheckpoints
-from burnish.train.early_stopping import MetricEarlyStoppingStrategy, StoppingCondition
+from burnish.train.components.early_stopping import MetricEarlyStoppingStrategy, StoppingCondition
 from burnish.train.logger import FileMetricLogger
 from burnish.train.metric.store import Aggregate, Direction
 from burnish.train.renderer import CliMetricsRenderer

@@ -23,9 +23,9 @@ from burnish.train import (
     TrainingListener,
     TrainOutput,
 )
+from burnish.train.loop.result import training_model
 from burnish.train.metric import LossMetric
 from burnish.train.renderer import MetricsRenderer, NullRenderer
-from burnish.train.result import training_model
 
 from tests.helpers import iteration_lines
 from tests.train.helpers import JournalListener

@@ -261,8 +261,8 @@ def test_early_stopping_must_watch_a_valid_metric_with_valid_every():
 
 
 def test_the_validations_file_is_cut_back_on_resume_and_rejects_damage(tmp_path):
+    from burnish.train.components.mid_epoch import MidEpochValidation
     from burnish.train.logger.validations import ValidationPoint, write_validations
-    from burnish.train.mid_epoch import MidEpochValidation
 
     points = [ValidationPoint(n, 1, 2 * n, 2 * n, False) for n in (1, 2, 3)]
     write_validations(tmp_path, points)

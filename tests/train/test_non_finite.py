@@ -21,9 +21,9 @@ import burnish as bn
 from burnish.optim import AdamConfig
 from burnish.record import DefaultRecorder
 from burnish.train import ClassificationOutput, LearnerBuilder, TrainOutput
+from burnish.train.components.non_finite import NonFiniteWatch, loss_of
 from burnish.train.logger import FileMetricLogger
 from burnish.train.metric import LossInput, MetricMetadata, Progress
-from burnish.train.non_finite import NonFiniteWatch, loss_of
 from burnish.train.renderer import CliMetricsRenderer
 
 from tests.train.helpers import Mlp, builder, loaders

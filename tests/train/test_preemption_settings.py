@@ -21,7 +21,7 @@ from burnish.train import (
     SupervisedTraining,
     TrainingListener,
 )
-from burnish.train.preemption import PreemptionWatch, preemption_settings
+from burnish.train.components.preemption import PreemptionWatch, preemption_settings
 
 from tests.train.helpers import Mlp, builder, loaders
 
@@ -120,7 +120,7 @@ def test_a_second_signal_ends_the_process_at_once():
         """
         import os, signal
         from burnish.train import Interrupter
-        from burnish.train.preemption import PreemptionWatch, preemption_settings
+        from burnish.train.components.preemption import PreemptionWatch, preemption_settings
         watch = PreemptionWatch(preemption_settings(None, False, None), Interrupter())
         with watch.catch():
             os.kill(os.getpid(), signal.SIGTERM)

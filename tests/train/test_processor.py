@@ -10,14 +10,14 @@ import torch
 
 from burnish.data.dataloader import Batcher, DataLoaderBuilder
 from burnish.data.dataset import InMemDataset
-from burnish.train.data_adapter import NO_BATCH, BurnishDataAdapter
 from burnish.train.logger import InMemoryMetricLogger
 from burnish.train.logger.epoch_aggregates import MetricAggregate
+from burnish.train.loop.data_adapter import NO_BATCH, BurnishDataAdapter
 from burnish.train.metric import LossInput, LossMetric, MetricMetadata, Progress
 from burnish.train.metric.base import Numeric, NumericEntry
 from burnish.train.metric.state import StatefulNumeric
-from burnish.train.processor import _MAX_PENDING, MetricsProcessor, SplitMetrics, _to_host
 from burnish.train.renderer import MetricsRenderer, TrainingProgress
+from burnish.train.report.processor import _MAX_PENDING, MetricsProcessor, SplitMetrics, _to_host
 from burnish.train.split import Split
 
 

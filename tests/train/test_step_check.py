@@ -217,7 +217,7 @@ def test_an_optimizer_reused_on_the_same_model_is_accepted(tmp_path):
 
 
 def test_the_checks_cost_nothing_after_the_first_iteration(tmp_path, monkeypatch):
-    from burnish.train import eager_step, evaluation_loop, run
+    from burnish.train.loop import eager_step, evaluation_loop, run
 
     calls = {"batch": 0, "output": 0, "item": 0}
 

@@ -4,7 +4,7 @@ import pytest
 
 from burnish.train.logger import FileMetricLogger
 from burnish.train.metric.base import NumericEntry
-from burnish.train.summary import LearnerSummary, MetricSummary, MetricSummaryEntry
+from burnish.train.report.summary import LearnerSummary, MetricSummary, MetricSummaryEntry
 
 # Per split, metric and epoch: the (value, batch size) lines of each iteration.
 LOGS = {

@@ -13,9 +13,9 @@ from burnish.lr_scheduler import CosineAnnealingLrSchedulerConfig
 from burnish.optim import AdamConfig
 from burnish.record import DefaultRecorder
 from burnish.train import Learner, LearnerBuilder, SupervisedTraining
-from burnish.train.builder import TrainingBuilder
 from burnish.train.metric import AccuracyMetric, LossMetric
 from burnish.train.renderer import CliMetricsRenderer
+from burnish.train.settings.builder import TrainingBuilder
 
 from tests.train.helpers import Mlp, loaders
 

@@ -111,7 +111,7 @@ def test_the_default_cadence_is_50_steps(tmp_path):
 
 def test_the_trackers_add_no_read_back(tmp_path, monkeypatch):
     """The points ride on the processor's drains: as many as without trackers."""
-    from burnish.train.processor import MetricsProcessor
+    from burnish.train.report.processor import MetricsProcessor
 
     drain = MetricsProcessor._drain
     transfers = []

@@ -14,9 +14,9 @@ from burnish.optim import AdamConfig
 from burnish.record.store.recorder import BurnpackFileRecorder
 from burnish.train import Learner, LearnerEvent, SupervisedTraining, TrainingItem, TrainingStrategy
 from burnish.train.checkpoint import FileCheckpointer, KeepLastNCheckpoints
-from burnish.train.execution_strategy import SupervisedLearningStrategy
 from burnish.train.logger import InMemoryMetricLogger
 from burnish.train.metric import AccuracyMetric, LossMetric
+from burnish.train.parallel.execution_strategy import SupervisedLearningStrategy
 from burnish.train.split import Split
 
 from tests.train.helpers import Mlp, loaders

@@ -17,22 +17,12 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time, imported o
         KeepLastNCheckpoints,
         MetricCheckpointingStrategy,
     )
-    from burnish.train.early_stopping import (
+    from burnish.train.components.early_stopping import (
         EarlyStoppingStrategy,
         MetricEarlyStoppingStrategy,
         StoppingCondition,
     )
-    from burnish.train.evaluator import EvaluationResult, Evaluator, EvaluatorBuilder
-    from burnish.train.execution_strategy import (
-        ExecutionStrategy,
-        MultiDeviceOptim,
-        SupervisedLearningStrategy,
-        TrainingStrategy,
-    )
-    from burnish.train.interrupter import Interrupter
-    from burnish.train.learner import Learner
-    from burnish.train.learner_builder import LearnerBuilder
-    from burnish.train.listener import (
+    from burnish.train.components.listener import (
         CheckpointEvent,
         EpochEndEvent,
         FitEndEvent,
@@ -42,6 +32,18 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time, imported o
         TrainingListener,
         ValidationEndEvent,
     )
+    from burnish.train.components.preemption import Preempted
+    from burnish.train.interrupter import Interrupter
+    from burnish.train.loop.evaluator import EvaluationResult, Evaluator, EvaluatorBuilder
+    from burnish.train.loop.learner import Learner
+    from burnish.train.loop.prediction import predict
+    from burnish.train.loop.result import LearningResult, TrainingResult
+    from burnish.train.loop.training_components import TrainingComponents
+    from burnish.train.loop.training_events import (
+        LearnerEvent,
+        SupervisedTrainingEventProcessor,
+        TrainingItem,
+    )
     from burnish.train.metric.store import Aggregate, Direction, MetricStore
     from burnish.train.output import (
         ClassificationOutput,
@@ -50,71 +52,69 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time, imported o
         SequenceOutput,
         TrainOutput,
     )
-    from burnish.train.prediction import predict
-    from burnish.train.preemption import Preempted
-    from burnish.train.result import LearningResult, TrainingResult
+    from burnish.train.parallel.execution_strategy import (
+        ExecutionStrategy,
+        MultiDeviceOptim,
+        SupervisedLearningStrategy,
+        TrainingStrategy,
+    )
+    from burnish.train.report.summary import LearnerSummary
+    from burnish.train.settings.learner_builder import LearnerBuilder
+    from burnish.train.settings.supervised import SupervisedTraining
     from burnish.train.split import Split
     from burnish.train.step import InferenceStep, TrainStep, ValidStep
-    from burnish.train.summary import LearnerSummary
-    from burnish.train.supervised import SupervisedTraining
-    from burnish.train.training_components import TrainingComponents
-    from burnish.train.training_events import (
-        LearnerEvent,
-        SupervisedTrainingEventProcessor,
-        TrainingItem,
-    )
 
 # name -> defining module, imported on first access (PEP 562) so that importing one part of
 # burnish.train (a metric, a renderer) does not import the whole learner.
 _LAZY = {
     "Aggregate": "burnish.train.metric.store",
-    "CheckpointEvent": "burnish.train.listener",
+    "CheckpointEvent": "burnish.train.components.listener",
     "CheckpointingAction": "burnish.train.checkpoint",
     "CheckpointingStrategy": "burnish.train.checkpoint",
     "ClassificationOutput": "burnish.train.output",
     "ComposedCheckpointingStrategy": "burnish.train.checkpoint",
     "Direction": "burnish.train.metric.store",
-    "EarlyStoppingStrategy": "burnish.train.early_stopping",
-    "EpochEndEvent": "burnish.train.listener",
-    "EvaluationResult": "burnish.train.evaluator",
-    "Evaluator": "burnish.train.evaluator",
-    "EvaluatorBuilder": "burnish.train.evaluator",
-    "ExecutionStrategy": "burnish.train.execution_strategy",
-    "MultiDeviceOptim": "burnish.train.execution_strategy",
-    "SupervisedLearningStrategy": "burnish.train.execution_strategy",
-    "TrainingStrategy": "burnish.train.execution_strategy",
-    "TrainingComponents": "burnish.train.training_components",
-    "LearnerEvent": "burnish.train.training_events",
-    "SupervisedTrainingEventProcessor": "burnish.train.training_events",
-    "TrainingItem": "burnish.train.training_events",
-    "FitEndEvent": "burnish.train.listener",
-    "FitStartEvent": "burnish.train.listener",
+    "EarlyStoppingStrategy": "burnish.train.components.early_stopping",
+    "EpochEndEvent": "burnish.train.components.listener",
+    "EvaluationResult": "burnish.train.loop.evaluator",
+    "Evaluator": "burnish.train.loop.evaluator",
+    "EvaluatorBuilder": "burnish.train.loop.evaluator",
+    "ExecutionStrategy": "burnish.train.parallel.execution_strategy",
+    "MultiDeviceOptim": "burnish.train.parallel.execution_strategy",
+    "SupervisedLearningStrategy": "burnish.train.parallel.execution_strategy",
+    "TrainingStrategy": "burnish.train.parallel.execution_strategy",
+    "TrainingComponents": "burnish.train.loop.training_components",
+    "LearnerEvent": "burnish.train.loop.training_events",
+    "SupervisedTrainingEventProcessor": "burnish.train.loop.training_events",
+    "TrainingItem": "burnish.train.loop.training_events",
+    "FitEndEvent": "burnish.train.components.listener",
+    "FitStartEvent": "burnish.train.components.listener",
     "InferenceStep": "burnish.train.step",
     "Interrupter": "burnish.train.interrupter",
-    "IterationEndEvent": "burnish.train.listener",
+    "IterationEndEvent": "burnish.train.components.listener",
     "KeepLastNCheckpoints": "burnish.train.checkpoint",
-    "Learner": "burnish.train.learner",
-    "LearnerBuilder": "burnish.train.learner_builder",
-    "LearnerSummary": "burnish.train.summary",
-    "ListenerEvent": "burnish.train.listener",
+    "Learner": "burnish.train.loop.learner",
+    "LearnerBuilder": "burnish.train.settings.learner_builder",
+    "LearnerSummary": "burnish.train.report.summary",
+    "ListenerEvent": "burnish.train.components.listener",
     "MetricCheckpointingStrategy": "burnish.train.checkpoint",
-    "MetricEarlyStoppingStrategy": "burnish.train.early_stopping",
+    "MetricEarlyStoppingStrategy": "burnish.train.components.early_stopping",
     "MetricStore": "burnish.train.metric.store",
     "MultiLabelClassificationOutput": "burnish.train.output",
-    "Preempted": "burnish.train.preemption",
-    "predict": "burnish.train.prediction",
+    "Preempted": "burnish.train.components.preemption",
+    "predict": "burnish.train.loop.prediction",
     "RegressionOutput": "burnish.train.output",
     "SequenceOutput": "burnish.train.output",
     "Split": "burnish.train.split",
-    "StoppingCondition": "burnish.train.early_stopping",
-    "SupervisedTraining": "burnish.train.supervised",
+    "StoppingCondition": "burnish.train.components.early_stopping",
+    "SupervisedTraining": "burnish.train.settings.supervised",
     "TrainOutput": "burnish.train.output",
     "TrainStep": "burnish.train.step",
-    "TrainingListener": "burnish.train.listener",
-    "TrainingResult": "burnish.train.result",
-    "LearningResult": "burnish.train.result",
+    "TrainingListener": "burnish.train.components.listener",
+    "TrainingResult": "burnish.train.loop.result",
+    "LearningResult": "burnish.train.loop.result",
     "ValidStep": "burnish.train.step",
-    "ValidationEndEvent": "burnish.train.listener",
+    "ValidationEndEvent": "burnish.train.components.listener",
 }
 
 __all__ = [

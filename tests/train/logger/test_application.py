@@ -20,7 +20,7 @@ def test_install_writes_info_records_once_and_uninstall_restores(tmp_path):
     try:
         assert installer.installed
         assert len(root.handlers) == len(handlers_before) + 1
-        logging.getLogger("burnish.train.learner").info("epoch %d done", 1)
+        logging.getLogger("burnish.train.loop.learner").info("epoch %d done", 1)
         logging.getLogger("burnish.train").debug("not written")
     finally:
         installer.uninstall()
@@ -28,7 +28,7 @@ def test_install_writes_info_records_once_and_uninstall_restores(tmp_path):
 
     text = path.read_text()
     assert text.count("epoch 1 done") == 1
-    assert "INFO burnish.train.learner: epoch 1 done" in text
+    assert "INFO burnish.train.loop.learner: epoch 1 done" in text
     assert "not written" not in text and "after uninstall" not in text
     assert root.handlers == handlers_before
     assert sys.excepthook is hook_before

@@ -23,8 +23,8 @@ from burnish.train.metric import (
     Progress,
     WordErrorRate,
 )
-from burnish.train.processor import MetricsProcessor, SplitMetrics
 from burnish.train.renderer import NullRenderer, TrainingProgress
+from burnish.train.report.processor import MetricsProcessor, SplitMetrics
 from burnish.train.split import Split
 
 from tests.train.helpers import Mlp, builder, loaders

@@ -21,7 +21,7 @@ from burnish.train.renderer import (
 )
 from burnish.train.renderer.base import printable
 from burnish.train.renderer.notebook import in_notebook
-from burnish.train.summary import (
+from burnish.train.report.summary import (
     LearnerSummary,
     MetricSummary,
     MetricSummaryEntry,

@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from burnish.optim.base import Optimizer
-from burnish.train.announce import Announcer
 from burnish.train.checkpoint.async_writer import AsyncCheckpointer
 from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
 from burnish.train.checkpoint.lineage import Line, Lineage, RunStart, StartKind
@@ -32,8 +31,9 @@ from burnish.train.checkpoint.resume import ResumeFrom, ResumePoint, find_resume
 from burnish.train.checkpoint.retention import Retention
 from burnish.train.checkpoint.run_end import Resumed, RunEnd, resume_line
 from burnish.train.checkpoint.snapshot import host_snapshot
-from burnish.train.checkpoint.training_state import stopping_rule
-from burnish.train.position import Phase
+from burnish.train.loop.position import Phase
+from burnish.train.loop.state import stopping_rule
+from burnish.train.report.announce import Announcer
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     import torch
 
     from burnish.train.checkpoint.strategy import CheckpointingStrategy
-    from burnish.train.checkpoint.training_state import TrainingState
+    from burnish.train.loop.state import TrainingState
     from burnish.train.metric.store import MetricFinder
 
 log = logging.getLogger("burnish.train")

@@ -10,8 +10,8 @@ from typing import Any
 import torch
 
 from burnish.errors import CheckpointError, RecordError
-from burnish.train.announce import Announcer
 from burnish.train.checkpoint.file import CheckpointId, FileCheckpointer
+from burnish.train.report.announce import Announcer
 
 __all__ = ["ResumeFrom", "ResumePoint", "find_resume_point"]
 

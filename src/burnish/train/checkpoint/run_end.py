@@ -15,7 +15,7 @@ from typing import Any
 
 from burnish.errors import ConfigError, RecordError
 from burnish.train.checkpoint.file import CheckpointId
-from burnish.train.position import Phase, Position
+from burnish.train.loop.position import Phase, Position
 
 __all__ = ["Resumed", "RunEnd", "resume_line"]
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from burnish.gradient_checkpointing import BlockSelector
-    from burnish.train.execution_strategy import ExecutionStrategy, TrainingStrategy
+    from burnish.train.parallel.execution_strategy import ExecutionStrategy, TrainingStrategy
 
 __all__ = ["ComputeSetters"]
 
@@ -60,7 +60,7 @@ class ComputeSetters(Setters):
         Raises:
             TypeError: for anything else.
         """
-        from burnish.train.execution_strategy import as_training_strategy
+        from burnish.train.parallel.execution_strategy import as_training_strategy
 
         training = as_training_strategy(strategy)
         if training.execution is None:
@@ -140,7 +140,7 @@ class ComputeSetters(Setters):
         Raises:
             ValueError: for any other precision.
         """
-        from burnish.train.precision import parse_precision
+        from burnish.train.loop.precision import parse_precision
 
         return self._set("precision", autocast=parse_precision(precision))
 

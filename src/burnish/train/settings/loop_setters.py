@@ -13,11 +13,11 @@ from burnish.train.settings.setters import Setters
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from burnish.train.accumulation import LrStep
-    from burnish.train.early_stopping import EarlyStoppingStrategy
-    from burnish.train.ema import EmaBuffers, EmaValidate
+    from burnish.train.components.early_stopping import EarlyStoppingStrategy
+    from burnish.train.components.ema import EmaBuffers, EmaValidate
+    from burnish.train.components.non_finite import NonFiniteMode
     from burnish.train.interrupter import Interrupter
-    from burnish.train.non_finite import NonFiniteMode
+    from burnish.train.loop.accumulation import LrStep
 
 __all__ = ["LoopSetters"]
 
@@ -143,7 +143,7 @@ class LoopSetters(Setters):
             ValueError: for a decay outside [0, 1) or another unknown value; at `build`,
                 with `strategy("fsdp")`.
         """
-        from burnish.train.ema import EmaSettings
+        from burnish.train.components.ema import EmaSettings
 
         ema = EmaSettings(decay, warmup, warmup_power, update_every, buffers, validate)
         return self._set("optimization", ema=ema)
@@ -168,7 +168,7 @@ class LoopSetters(Setters):
             ValueError: for another mode; at `build`, `"skip"`/`"stop"` with
                 `strategy("fsdp")` or `compile(step=True)`.
         """
-        from burnish.train.non_finite import check_non_finite_mode
+        from burnish.train.components.non_finite import check_non_finite_mode
 
         return self._set("optimization", on_non_finite=check_non_finite_mode(mode))
 
@@ -201,6 +201,6 @@ class LoopSetters(Setters):
             ValueError: for SIGKILL, SIGSTOP or SIGINT (Ctrl-C has its own graceful stop),
                 something that is not a signal, or an exit code outside 0..255.
         """
-        from burnish.train.preemption import preemption_settings
+        from burnish.train.components.preemption import preemption_settings
 
         return self._set("stopping", preemption=preemption_settings(signals, requeue, exit_code))

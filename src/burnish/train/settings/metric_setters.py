@@ -51,7 +51,7 @@ class MetricSetters(Setters):
             >>> builder = LearnerBuilder("artifacts").metrics(AccuracyMetric(), LossMetric())
         """
         from burnish.train.metric.base import Numeric
-        from burnish.train.metric_args import metrics_of
+        from burnish.train.settings.metric_args import metrics_of
 
         flat: tuple[Metric, ...] = metrics_of(metrics)
         for metric in flat:
@@ -65,7 +65,7 @@ class MetricSetters(Setters):
     def metrics_text(self, *metrics: Metric | tuple[Metric, ...] | list[Metric]) -> Self:
         """Register text metrics on both splits at once (Burn: `.metrics_text((a, b))`; a
         tuple or list, or the metrics one by one)."""
-        from burnish.train.metric_args import metrics_of
+        from burnish.train.settings.metric_args import metrics_of
 
         return self._add_metrics(_on_both_splits(metrics_of(metrics)), numeric=False)
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from burnish.train.accumulation import LR_STEPS
+from burnish.train.loop.accumulation import LR_STEPS
 from burnish.train.settings.fields import OptionGroup, positive
 
 if TYPE_CHECKING:
-    from burnish.train.accumulation import LrStep
-    from burnish.train.ema import EmaSettings
-    from burnish.train.non_finite import NonFiniteMode
+    from burnish.train.components.ema import EmaSettings
+    from burnish.train.components.non_finite import NonFiniteMode
+    from burnish.train.loop.accumulation import LrStep
 
 __all__ = ["OptimizationOptions"]
 

@@ -12,7 +12,7 @@ from burnish.train.split import Split
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from burnish.train.listener import TrainingListener
+    from burnish.train.components.listener import TrainingListener
     from burnish.train.logger import ApplicationLoggerInstaller, MetricLogger
     from burnish.train.logger.progress import TrainingProgressLogger
     from burnish.train.logger.tracker import ExperimentLogger
@@ -135,7 +135,7 @@ class OutputSetters(Setters):
             TypeError: if `listener` is not a `TrainingListener`, or has only one of
                 `to_record` and `load_record`.
         """
-        from burnish.train.listener import TrainingListener
+        from burnish.train.components.listener import TrainingListener
 
         if not isinstance(listener, TrainingListener):
             raise TypeError(

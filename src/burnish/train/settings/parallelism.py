@@ -12,7 +12,10 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
-    from burnish.train.execution_strategy import ExecutionStrategy, SupervisedLearningStrategy
+    from burnish.train.parallel.execution_strategy import (
+        ExecutionStrategy,
+        SupervisedLearningStrategy,
+    )
 
 __all__ = ["ParallelismOptions"]
 

@@ -10,12 +10,16 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from burnish.train.run_metrics import check_ema_and_non_finite, check_watched_metrics, run_metrics
-from burnish.train.train_only import validation_settings
+from burnish.train.loop.train_only import validation_settings
+from burnish.train.settings.run_metrics import (
+    check_ema_and_non_finite,
+    check_watched_metrics,
+    run_metrics,
+)
 
 if TYPE_CHECKING:
     from burnish.train.checkpoint.file import FileCheckpointer
-    from burnish.train.options import LearnerOptions
+    from burnish.train.settings.options import LearnerOptions
     from burnish.train.settings.parallelism import ParallelismOptions
 
 __all__ = ["resolved"]

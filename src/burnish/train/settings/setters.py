@@ -11,7 +11,7 @@ from burnish.value_builder import ValueBuilder
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from burnish.train.options import LearnerOptions
+    from burnish.train.settings.options import LearnerOptions
 
 __all__ = ["Setters"]
 

@@ -9,8 +9,8 @@ from burnish.train.interrupter import Interrupter
 from burnish.train.settings.fields import OptionGroup, positive
 
 if TYPE_CHECKING:
-    from burnish.train.early_stopping import EarlyStoppingStrategy
-    from burnish.train.preemption import PreemptionSettings
+    from burnish.train.components.early_stopping import EarlyStoppingStrategy
+    from burnish.train.components.preemption import PreemptionSettings
 
 __all__ = ["StoppingOptions"]
 

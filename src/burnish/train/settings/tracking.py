@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from burnish.train.components.tracking import DEFAULT_LOG_EVERY
 from burnish.train.settings.fields import OptionGroup, positive
-from burnish.train.tracking import DEFAULT_LOG_EVERY
 
 if TYPE_CHECKING:
     from burnish.train.logger.tracker import ExperimentLogger

@@ -1,0 +1,1 @@
+"""The training loop: the `Learner`, one `fit` (`Run`), its state, steps and evaluation."""

@@ -1,0 +1,264 @@
+"""What a checkpoint holds: every part of a run that changes while it trains.
+
+`TrainingState` is owned by the learner for one `fit` run. `LearningCheckpointer` records it and
+restores it; each part records itself (`to_record`/`load_record`), so this file only says which
+parts there are and how their records fit together.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from burnish.lr_scheduler.module_lr_scheduler import lr_from_record, lr_to_record
+from burnish.module import into_record, load_record
+from burnish.train.checkpoint.rng import load_rng_record, rng_record
+from burnish.train.loop.position import Phase, Position
+from burnish.train.split import TRAINING_SPLITS, Split
+
+if TYPE_CHECKING:
+    from torch import nn
+
+    from burnish.lr_scheduler import LrScheduler
+    from burnish.optim import GradScaler, Optimizer
+    from burnish.train.checkpoint.strategy import CheckpointingStrategy
+    from burnish.train.components.early_stopping import EarlyStoppingStrategy
+    from burnish.train.components.ema import ModelEma
+    from burnish.train.components.listeners import Listeners
+    from burnish.train.loop.accumulation import Accumulation
+    from burnish.train.loop.data_adapter import DataAdapter
+    from burnish.train.report.processor import MetricsProcessor
+
+__all__ = ["TrainingState"]
+
+
+@dataclasses.dataclass
+class TrainingState:
+    """The run's changing parts; the learner's loop reads and advances them.
+
+    Attributes:
+        model: the model being trained (replaced by what `optim.step` returns).
+        optim: its optimizer.
+        lr_scheduler: its learning-rate scheduler.
+        loaders: the data of each split.
+        processor: the metrics, their loggers and the renderer.
+        accumulation: gradients summed over iterations between optimizer steps.
+        early_stopping: the early-stopping strategy, if any.
+        world_size: how many ranks train together.
+        scaler: the float16 loss scaler, if any.
+        listeners: the run's listeners (those with `to_record` are checkpointed).
+        ema: the moving average of the weights (`with_ema`), if any: its own `ema` record.
+        sharded: whether the model is sharded with FSDP: records are then gathered whole
+            (every rank takes part) and cut back into shards when loaded.
+        position: where the loop is.
+        epoch_start: each split's loader record at the start of its current epoch.
+        step: training iterations since the run began (the trackers' global step).
+        lr: the learning rate of the last training iteration.
+        optimizer_steps: optimizer steps since the run began (`max_iterations`, `valid_every`).
+        validations: validations done since the run began; validation N logs to
+            `valid/epoch-N` (without `valid_every`, one per epoch: N is the epoch).
+        validated_at: `optimizer_steps` at the last validation.
+        changed: what `load_records` found changed since the checkpoint and applied from a
+            clean state, one line each (the checkpointer says them).
+    """
+
+    model: nn.Module
+    optim: Optimizer
+    lr_scheduler: LrScheduler
+    loaders: dict[Split, DataAdapter]
+    processor: MetricsProcessor
+    accumulation: Accumulation
+    early_stopping: EarlyStoppingStrategy | None = None
+    world_size: int = 1
+    scaler: GradScaler | None = None
+    listeners: Listeners | None = None
+    ema: ModelEma | None = None
+    sharded: bool = False
+    position: Position = dataclasses.field(default_factory=Position)
+    epoch_start: dict[Split, Any] = dataclasses.field(default_factory=dict)
+    step: int = 0
+    lr: float | None = None
+    optimizer_steps: int = 0
+    validations: int = 0
+    validated_at: int = 0
+    changed: list[str] = dataclasses.field(default_factory=list)
+
+    def start_epoch(self, split: Split) -> None:
+        """Remember `split`'s loader position at the start of its epoch."""
+        self.epoch_start[split] = self.loaders[split].to_record()
+
+    def restart_epoch(self, split: Split) -> None:
+        """Put `split`'s loader back at the start of its epoch (a validation that is redone)."""
+        record = self.epoch_start.get(split)
+        if record is not None:
+            self.loaders[split].load_record(record)
+
+    def to_records(self) -> dict[str, Any]:
+        """The checkpoint's files: `model`, `optim`, `scheduler` and `learner` records (and
+        `ema` with an average).
+
+        Pending metric entries must have been written first (`processor.flush`). When
+        `sharded`, every rank must call it (ranks other than 0 get None for the tensors).
+        """
+        records = {
+            "model": into_record(self.model),
+            "optim": self.optim.to_record(),
+            "scheduler": self.lr_scheduler.to_record(),
+            "learner": self._loop_record(),
+        }
+        if self.ema is not None:
+            records["ema"] = self.ema.to_record()
+        if self.sharded:
+            from burnish.train.parallel.fsdp import gather_records
+
+            records = gather_records(records)
+        return records
+
+    def load_records(self, records: dict[str, Any]) -> None:
+        """Continue exactly from `to_records()` (the model keeps its device)."""
+        if self.sharded:
+            from burnish.train.parallel.fsdp import shard_records
+
+            records = shard_records(records, self.model)
+        device = next((p.device for p in self.model.parameters()), None)
+        load_record(self.model, records["model"])
+        if device is not None:
+            self.model.to(device)
+        if self.ema is not None:
+            self.ema.load_record(records.get("ema"), self.model)
+        self.optim.load_record(records["optim"])
+        self.lr_scheduler.load_record(records["scheduler"])
+        loop = records["learner"]
+        self.position = Position.from_record(loop["position"])
+        self.step = loop.get("step", 0)
+        self.lr = lr_from_record(loop.get("lr"), self.lr_scheduler)
+        self._load_counts(loop)
+        _check_validating(loop, Split.VALID in self.loaders)
+        self._load_loaders(loop["loaders"])
+        if self.position.phase is Phase.DONE:  # an epoch checkpoint: start the next epoch
+            self.position = Position(self.position.epoch + 1)
+        load_rng_record(loop["rng"])
+        self.processor.load_record(loop["metrics"])
+        self._load_early_stopping(loop)
+        self.accumulation.load_record(loop["accumulation"], self.model)
+        if self.scaler is not None and loop.get("grad_scaler") is not None:
+            self.scaler.load_record(loop["grad_scaler"])
+        if self.listeners is not None:
+            self.listeners.load_record(loop.get("listeners"))
+
+    def log_epoch(self, split: Split) -> int:
+        """The epoch `split`'s log continues with; the valid split's counts validations."""
+        if split is Split.VALID:
+            return self.validations + 1
+        return self.position.log_epoch(split)
+
+    def log_positions(self) -> dict[str, Any]:
+        """Each split's committed log lines, as of the current position."""
+        return {
+            split.value: self.processor.splits[split].logger.positions(self.log_epoch(split))
+            for split in TRAINING_SPLITS
+        }
+
+    def _loop_record(self) -> dict[str, Any]:
+        return {
+            "position": self.position.to_record(),
+            "loaders": {
+                "start": {s.value: r for s, r in self.epoch_start.items()},
+                "now": {s.value: loader.to_record() for s, loader in self.loaders.items()},
+            },
+            "rng": rng_record(),
+            "metrics": self.processor.to_record(),
+            "loggers": self.log_positions(),
+            "early_stopping": _record_of(self.early_stopping),
+            "early_stopping_rule": stopping_rule(self.early_stopping),
+            "accumulation": self.accumulation.to_record(),
+            "grad_scaler": _record_of(self.scaler),
+            "listeners": _record_of(self.listeners),
+            "world_size": self.world_size,
+            "step": self.step,
+            "lr": lr_to_record(self.lr),
+            "optimizer_steps": self.optimizer_steps,
+            "validations": self.validations,
+            "validated_at": self.validated_at,
+            "validating": Split.VALID in self.loaders,  # False: a fit without validation
+        }
+
+    def _load_early_stopping(self, loop: dict[str, Any]) -> None:
+        """Early stopping's state, if the checkpoint's rule is the one configured now; a rule
+        that watches another metric (or split, aggregate, direction) starts from a clean
+        state, noted in `changed` (its best value means something else)."""
+        record, rule = loop["early_stopping"], stopping_rule(self.early_stopping)
+        if self.early_stopping is None and record is not None:
+            saved = loop.get("early_stopping_rule", "a metric")
+            self.changed.append(
+                f"Early stopping is off now (the checkpoint's run stopped early on {saved}): "
+                "the run trains every epoch it is given."
+            )
+        if self.early_stopping is None or record is None:
+            return
+        saved = loop.get("early_stopping_rule", rule)  # a checkpoint from before rules: same
+        if saved != rule:
+            self.changed.append(
+                f"Early stopping changed since the checkpoint (it watched {saved}, now {rule}): "
+                "it starts from a clean state, with no best value yet."
+            )
+            return
+        self.early_stopping.load_record(record)
+
+    def _load_counts(self, loop: dict[str, Any]) -> None:
+        """The step and validation counts; a record from before them has one validation per
+        epoch and an optimizer step per `accumulation.every` iterations."""
+        done = self.position.phase is Phase.DONE
+        steps = loop.get("optimizer_steps", self.step // (self.accumulation.every or 1))
+        self.optimizer_steps = steps
+        self.validations = loop.get("validations", self.position.epoch - 1 + done)
+        self.validated_at = loop.get("validated_at", steps)
+
+    def _load_loaders(self, records: dict[str, Any]) -> None:
+        """A split still running restarts from its epoch-start state, else from 'now'."""
+        self.epoch_start = {Split(s): r for s, r in records["start"].items()}
+        for split in self.loaders:  # a fit without validation has no valid loader
+            running = self.position.running(split)
+            record = records["start" if running else "now"].get(split.value)
+            if record is not None and not running:
+                record = {"epoch": record["epoch"]}  # a finished epoch: any world size
+            if record is not None:
+                self.loaders[split].load_record(record)
+
+
+def stopping_rule(strategy: EarlyStoppingStrategy | CheckpointingStrategy | None) -> str | None:
+    """What an early-stopping or checkpointing strategy's state is about: the metric it
+    watches, on which split, aggregated and compared how (`Loss (valid, mean, lowest)`); a
+    composed strategy's, its parts' in order; None without one. Its patience, warmup or number
+    of checkpoints kept are not part of it: a kept best stays meaningful when they change."""
+    if strategy is None:
+        return None
+    parts = getattr(strategy, "strategies", None)
+    if isinstance(parts, list):  # ComposedCheckpointingStrategy
+        return f"{type(strategy).__name__}[{'; '.join(str(stopping_rule(p)) for p in parts)}]"
+    watched = ", ".join(f"{name} ({split}" for name, split in strategy.watched_metrics())
+    details = [
+        str(getattr(strategy, attribute))
+        for attribute in ("aggregate", "direction")
+        if hasattr(strategy, attribute)
+    ]
+    kind = type(strategy).__name__
+    return f"{kind}: {watched}{''.join(', ' + d for d in details)})" if watched else kind
+
+
+def _check_validating(loop: dict[str, Any], validating: bool) -> None:
+    """A run trained without validation continues without it: validated, its epoch
+    checkpoints would be numbered by validations (train_only.py)."""
+    if validating and not loop.get("validating", True):  # before the flag: validated
+        from burnish.errors import ConfigError
+
+        raise ConfigError(
+            "This checkpoint is of a run trained without validation (`fit(dataloader_train)`), "
+            "and this fit was given a validation data loader. Resume it without one, "
+            "`learner.fit(dataloader_train)`, or start a new run in another artifact "
+            "directory to validate."
+        )
+
+
+def _record_of(part: Any) -> Any:
+    return part.to_record() if part is not None else None

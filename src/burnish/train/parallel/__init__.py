@@ -1,0 +1,1 @@
+"""Training on several processes: the distributed context, DDP's gradient sync, FSDP."""
