@@ -160,6 +160,7 @@ MEMORY_SCRIPT = textwrap.dedent(
     """
     import json, resource, sys
     import torch
+    import torch.utils.checkpoint
     from torch import nn
     import burnish as bn
 
@@ -182,6 +183,16 @@ MEMORY_SCRIPT = textwrap.dedent(
     def high_water_kb():  # this process's peak RSS: unlike ru_maxrss, not inherited
         with open("/proc/self/status") as status:  # from the parent that forked it
             return next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
+
+    # One-time costs outside the measure, paid alike with and without checkpointing. torch's
+    # first checkpoint imports ~830 modules (sympy, dynamo: ~80 MiB of RSS on the CPU), and
+    # with CPU tensors it asks which accelerator the host has
+    # (`torch.accelerator.current_accelerator(True)`): where CUDA is present, that starts the
+    # CUDA driver (~45 MiB more). Measured inside, they made the ratio 0.57 here and 0.74 on
+    # a CUDA host (183,568 KiB against 246,816), which failed the test there.
+    warm = torch.ones(1, device=device, requires_grad=True)
+    torch.utils.checkpoint.checkpoint(torch.sin, warm, use_reentrant=False).sum().backward()
+    del warm
 
     before = rss_kb()
     if device == "cuda":
@@ -217,10 +228,12 @@ def peak_kb(checkpointed: bool, device: str) -> int:
 def test_peak_memory_drops_on_the_cpu():
     """12 blocks each keeping 9 tensors of 2048 x 256 floats (2 MiB) for the backward pass:
     about 216 MiB, against the blocks' inputs (24 MiB) and one block's recomputation.
-    Measured: 237 MiB without, 135 MiB with (ratio 0.57)."""
+    Measured: 234 MiB without, 59 MiB with (ratio 0.25). The model and batch are pinned
+    to the CPU ("cpu" below) on any host; on a host with CUDA the script pays the driver's
+    start-up before its measure (see MEMORY_SCRIPT)."""
     plain, checkpointed = peak_kb(False, "cpu"), peak_kb(True, "cpu")
     assert plain > 150 * 1024, plain  # the measure sees the activations at all
-    assert checkpointed < 0.7 * plain, (checkpointed, plain)
+    assert checkpointed < 0.5 * plain, (checkpointed, plain)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
