@@ -13,7 +13,7 @@ import traceback
 from collections.abc import Sequence
 
 from burnish import __version__
-from burnish.cli import convert, inspect, report, summary
+from burnish.cli import convert, export, inspect, report, summary
 from burnish.errors import BurnishError
 
 __all__ = ["BUG_REPORT", "build_parser", "main"]
@@ -24,7 +24,7 @@ BUG_REPORT = (
     "and the output of `burnish --version`."
 )
 
-_COMMANDS = (summary, report, inspect, convert)
+_COMMANDS = (summary, report, inspect, convert, export)
 
 
 def build_parser() -> argparse.ArgumentParser:
