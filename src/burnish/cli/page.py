@@ -7,6 +7,7 @@ from typing import Any
 
 from burnish.cli.base import format_bytes
 from burnish.cli.html import document, number, table
+from burnish.cli.lr_finder_section import lr_finder_section
 from burnish.cli.run_data import SPLITS, MetricCurves, RunReport
 from burnish.cli.svg import Series, line_chart
 
@@ -20,6 +21,7 @@ def render_page(report: RunReport) -> str:
     name = report.directory.resolve().name or str(report.directory)
     sections = [
         _metrics(report),
+        _lr_finder(report),
         _summary(report.summary),
         _model(report),
         _config(report.config),
@@ -60,6 +62,12 @@ def _metric_card(curves: MetricCurves, epochs: int) -> str:
         f'<div class="card"><h3>{escape(curves.name)}</h3>{chart}'
         f'<p class="last">Last epoch mean: {escape(last)}</p></div>'
     )
+
+
+def _lr_finder(report: RunReport) -> str:
+    if report.lr_finder is None and report.lr_finder_note is None:
+        return ""  # no lr_finder.json
+    return lr_finder_section(report.lr_finder, report.lr_finder_note)
 
 
 def _summary(summary: Any) -> str:

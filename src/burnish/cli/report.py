@@ -15,6 +15,7 @@ from typing import Any
 from burnish.cli.base import CommandError, format_bytes
 from burnish.cli.compare import collect_runs
 from burnish.cli.compare_page import render_comparison
+from burnish.cli.lr_finder_section import lr_finder_page
 from burnish.cli.page import render_page
 from burnish.cli.run_data import (  # collect_run's names: from here too, as before run_data.py
     Checkpoint,
@@ -25,6 +26,7 @@ from burnish.cli.run_data import (  # collect_run's names: from here too, as bef
     read_config,
 )
 from burnish.io import atomic_write_bytes
+from burnish.tune.lr_finder_result import LR_FINDER_FILE
 
 __all__ = [
     "COMPARISON_FILE",
@@ -48,7 +50,8 @@ def add_parser(commands: Any) -> None:
         "report",
         help="one self-contained HTML page about a run, or comparing several",
         description="Write one HTML page about a run: train and valid curves of every metric, "
-        "the learner summary, the config, the model and the checkpoints. With several runs, "
+        "the learning-rate finder's sweep (lr_finder.json), the learner summary, the config, "
+        "the model and the checkpoints. With several runs, "
         "one page comparing them: their curves overlaid (one colour per run), their final and "
         "best values side by side and how their configs differ. It needs no network and no "
         "scripts to view.",
@@ -94,5 +97,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _page(directories: list[Path], output: Path) -> str:
     if len(directories) == 1:
-        return render_page(collect_run(directories[0], leave_out=output))
+        try:
+            return render_page(collect_run(directories[0], leave_out=output))
+        except CommandError:
+            if (directories[0] / LR_FINDER_FILE).is_file():  # lr_find ran, fit not yet
+                return lr_finder_page(directories[0])
+            raise
     return render_comparison(collect_runs(directories))

@@ -1,8 +1,8 @@
 """What a run's artifact directory holds, read for `burnish summary`, `report` and their
 comparisons: the learner summary (`learner_summary`), per metric its epoch means and its
 iterations' values (thinned to a fixed number of points, `cli.iteration_curve`) for both
-splits, `config.json`, the checkpoints, the files, and the model's summary from its newest
-record (`collect_run`)."""
+splits, `config.json`, the checkpoints, the files, the model's summary from its newest
+record and the learning-rate finder's `lr_finder.json` (`collect_run`)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 from burnish.cli.base import CommandError
 from burnish.cli.inspect import read_record
 from burnish.cli.iteration_curve import iteration_curve
+from burnish.cli.lr_finder_section import read_lr_finder
 from burnish.run_lock import LOCK_NAME
 
 __all__ = [
@@ -72,6 +73,8 @@ class RunReport:
     files: list[tuple[str, int]]
     model: str | None  # the model summary's text
     model_source: str | None  # where it was read from, or why it could not be
+    lr_finder: Any = None  # the LrFinderResult of lr_finder.json, if any
+    lr_finder_note: str | None = None  # why lr_finder.json could not be read
 
 
 def collect_run(directory: Path, leave_out: Path | None = None) -> RunReport:
@@ -82,6 +85,7 @@ def collect_run(directory: Path, leave_out: Path | None = None) -> RunReport:
     """
     summary = learner_summary(directory)
     model, model_source = _model_summary(directory)
+    lr_finder, lr_finder_note = read_lr_finder(directory)
     return RunReport(
         directory=directory,
         summary=summary,
@@ -97,6 +101,8 @@ def collect_run(directory: Path, leave_out: Path | None = None) -> RunReport:
         ),
         model=model,
         model_source=model_source,
+        lr_finder=lr_finder,
+        lr_finder_note=lr_finder_note,
     )
 
 

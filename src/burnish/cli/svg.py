@@ -11,9 +11,18 @@ import math
 import re
 import sys
 import unicodedata
+from collections.abc import Callable, Sequence
 from html import escape
 
-__all__ = ["Series", "downsample", "legend_label", "line_chart", "nice_ticks", "text_width"]
+__all__ = [
+    "Mark",
+    "Series",
+    "downsample",
+    "legend_label",
+    "line_chart",
+    "nice_ticks",
+    "text_width",
+]
 
 _WIDTH, _HEIGHT = 560, 300
 _LEFT, _RIGHT, _TOP, _BOTTOM = 64, 16, 30, 44
@@ -32,16 +41,37 @@ class Series:
         color: A CSS color.
         points: `(x, y)` drawn bold with markers (e.g. epoch means).
         detail: `(x, y)` drawn as a thin faint line beneath (e.g. every iteration's value).
+        markers: whether each of `points` gets a circle.
     """
 
     label: str
     color: str
     points: list[tuple[float, float]]
     detail: list[tuple[float, float]] = dataclasses.field(default_factory=list)
+    markers: bool = True  # a circle at each of `points`
 
 
-def line_chart(series: list[Series], x_max: float, *, x_label: str, title: str) -> str:
-    """An `<svg>` element plotting `series` over `x` in `[0, x_max]`.
+@dataclasses.dataclass(frozen=True)
+class Mark:
+    """A vertical line across the plot at `x`, labelled at its top (e.g. a suggested value)."""
+
+    x: float
+    label: str
+    color: str = "#c92a2a"
+
+
+def line_chart(
+    series: list[Series],
+    x_max: float,
+    *,
+    x_label: str,
+    title: str,
+    x_min: float = 0.0,
+    x_format: Callable[[float], str] | None = None,
+    marks: Sequence[Mark] = (),
+) -> str:
+    """An `<svg>` element plotting `series` over `x` in `[x_min, x_max]` (integer x ticks;
+    `x_format` writes their labels, e.g. `10^x` for a log axis), with `marks` drawn across.
 
     Total over any values: points with a non-finite coordinate are left out, a chart with no
     finite value says so instead of plotting, and a constant series gets a padded axis. The
@@ -63,11 +93,16 @@ def line_chart(series: list[Series], x_max: float, *, x_label: str, title: str) 
             "no finite values</text>"
         )
         return "".join([*parts, *legend, "</svg>"])
-    x_high = x_max if math.isfinite(x_max) and x_max > 1.0 else 1.0
+    x_low = x_min if math.isfinite(x_min) else 0.0
+    x_high = x_max if math.isfinite(x_max) and x_max > x_low + 1.0 else x_low + 1.0
     y_ticks = nice_ticks(min(values), max(values))
-    x_ticks = [t for t in nice_ticks(0.0, x_high, integers=True) if t <= x_high or t == 0]
-    frame = _Frame(0.0, max(x_ticks[-1], x_high), y_ticks[0], y_ticks[-1], _TOP + extra)
-    parts += _axes(frame, x_ticks, y_ticks, x_label)
+    x_ticks = nice_ticks(x_low, x_high, integers=True)
+    x_ticks = [t for t in x_ticks if x_low <= t <= x_high or t == x_ticks[0]]
+    frame = _Frame(
+        min(x_ticks[0], x_low), max(x_ticks[-1], x_high), y_ticks[0], y_ticks[-1], _TOP + extra
+    )
+    parts += _axes(frame, x_ticks, y_ticks, x_label, x_format)
+    parts += [_mark(frame, mark) for mark in marks if math.isfinite(mark.x)]
     for s in series:
         detail = [(x, y) for x, y in downsample(s.detail) if _finite(x, y)]
         if len(detail) > 1:
@@ -77,7 +112,7 @@ def line_chart(series: list[Series], x_max: float, *, x_label: str, title: str) 
             parts.append(_polyline(frame, points, s.color, 2.25, ""))
         parts += [
             f'<circle cx="{frame.x(x):.1f}" cy="{frame.y(y):.1f}" r="3.5" fill="{s.color}"/>'
-            for x, y in points
+            for x, y in (points if s.markers else [])
         ]
     parts += legend
     parts.append("</svg>")
@@ -176,7 +211,13 @@ def _fraction(value: float, low: float, high: float) -> float:
     return (value / 2 - low / 2) / (high / 2 - low / 2)
 
 
-def _axes(frame: _Frame, x_ticks: list[float], y_ticks: list[float], x_label: str) -> list[str]:
+def _axes(
+    frame: _Frame,
+    x_ticks: list[float],
+    y_ticks: list[float],
+    x_label: str,
+    x_format: Callable[[float], str] | None = None,
+) -> list[str]:
     left, right, top, bottom = _LEFT, _WIDTH - _RIGHT, frame.top, frame.bottom
     parts = []
     for tick, label in zip(y_ticks, _tick_labels(y_ticks)):
@@ -185,7 +226,8 @@ def _axes(frame: _Frame, x_ticks: list[float], y_ticks: list[float], x_label: st
         parts.append(
             f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{label}</text>'
         )
-    for tick, label in zip(x_ticks, _tick_labels(x_ticks)):
+    x_labels = [_xml(x_format(t)) for t in x_ticks] if x_format else _tick_labels(x_ticks)
+    for tick, label in zip(x_ticks, x_labels):
         x = frame.x(tick)
         parts.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{bottom}" stroke="#f0f0f0"/>')
         parts.append(
@@ -258,6 +300,20 @@ def _fitting(text: str, budget: int) -> str:
 def _xml(text: str) -> str:
     """`text` escaped for XML, characters XML does not allow replaced."""
     return escape(_NOT_XML.sub("\ufffd", text))
+
+
+def _mark(frame: _Frame, mark: Mark) -> str:
+    """A dashed vertical line at `mark.x` (kept inside the plot) and its label above it."""
+    x = frame.x(min(max(mark.x, frame.x_low), frame.x_high))
+    anchor = "end" if x > _WIDTH / 2 else "start"
+    shift = -4 if anchor == "end" else 4
+    return (
+        f'<line x1="{x:.1f}" y1="{frame.top}" x2="{x:.1f}" y2="{frame.bottom}" '
+        f'stroke="{mark.color}" stroke-width="1.5" stroke-dasharray="5,3"/>'
+        f'<text x="{x + shift:.1f}" y="{frame.top + 12}" text-anchor="{anchor}" class="mark" '
+        f'font-family="sans-serif" font-size="12" fill="{mark.color}">'
+        f"{_xml(legend_label(mark.label))}</text>"
+    )
 
 
 def _polyline(

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import torch
+
+# The host-side states (no device sync), taken and put back around a validation inside an
+# epoch: defined below the train layer (burnish.rng), for the learning-rate finder too.
+from burnish.rng import RngState, preserved_rng, restore_rng, rng_state
 
 __all__ = [
     "RngState",
@@ -51,32 +53,3 @@ def load_rng_record(record: dict[str, Any]) -> None:
     if "cuda" in record and torch.cuda.is_available():
         states = [torch.as_tensor(s, dtype=torch.uint8).cpu() for s in record["cuda"]]
         torch.cuda.set_rng_state_all(states[: torch.cuda.device_count()])
-
-
-RngState = tuple[Any, Any, torch.Tensor, Any]
-
-
-def rng_state() -> RngState:
-    """Every generator `rng_record` captures, as host-side states (no device sync)."""
-    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
-    return random.getstate(), np.random.get_state(), torch.get_rng_state(), cuda
-
-
-def restore_rng(state: RngState) -> None:
-    """Put the generators back as `rng_state()` found them."""
-    python, numpy, cpu, cuda = state
-    random.setstate(python)
-    np.random.set_state(numpy)
-    torch.set_rng_state(cpu)
-    if cuda is not None:
-        torch.cuda.set_rng_state_all(cuda)
-
-
-@contextlib.contextmanager
-def preserved_rng() -> Iterator[None]:
-    """The generators are put back as they were on exit."""
-    state = rng_state()
-    try:
-        yield
-    finally:
-        restore_rng(state)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from burnish.train.loop.result import TrainingResult
     from burnish.train.report.summary import LearnerSummary
     from burnish.train.settings.options import LearnerOptions
+    from burnish.tune.lr_finder_result import LrFinderResult
 
 __all__ = ["Learner"]
 
@@ -148,6 +149,46 @@ class Learner(LearnerSteps):
             if result.summary is not None:
                 show_summary(result.summary)  # a table in a notebook
         return result
+
+    def lr_find(
+        self,
+        dataloader_train: Any = None,
+        *,
+        min_lr: float = 1e-8,
+        max_lr: float = 1.0,
+        num_iterations: int = 100,
+        early_stop_threshold: float | None = 4.0,
+        beta: float = 0.98,
+    ) -> LrFinderResult:
+        """The learning-rate range test on this learner's model and optimizer
+        (`burnish.tune.lr_find`): train one batch per rate from `min_lr` to `max_lr`
+        (exponential), then put the model, optimizer and generators back exactly.
+
+        The result is also written to `lr_finder.json` in the artifact directory (a learner
+        built by `LearnerBuilder`), where `burnish report` plots it. See docs/lr-finder.md.
+
+        Example:
+            >>> result = learner.lr_find(dataloader_train)  # doctest: +SKIP
+            >>> lr = result.suggestion()  # doctest: +SKIP
+
+        Args:
+            dataloader_train: the train data; default the one given to `build`.
+            min_lr: the first rate. max_lr: the last. num_iterations: the rates tried.
+            early_stop_threshold: stop once the smoothed loss exceeds this many times its
+                best (None: only a non-finite loss stops it).
+            beta: the loss smoothing, in `[0, 1)`.
+        """
+        from burnish.tune.lr_finder import lr_find
+
+        options = self._options
+        return lr_find(
+            self._model, self.optim,
+            dataloader_train if dataloader_train is not None else self.dataloaders[0],
+            min_lr=min_lr, max_lr=max_lr, num_iterations=num_iterations,
+            early_stop_threshold=early_stop_threshold, beta=beta,
+            device=options.parallelism.device if options is not None else None,
+            artifact_dir=options.artifact_dir if options is not None else None,
+        )  # fmt: skip
 
     @property
     def options(self) -> LearnerOptions:
