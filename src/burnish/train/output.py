@@ -50,6 +50,8 @@ from burnish.train.metric.error_rate import CerInput, WerInput
 from burnish.train.metric.hamming import HammingScoreInput
 from burnish.train.metric.loss import LossInput
 from burnish.train.metric.perplexity import PerplexityInput
+from burnish.train.metric.providers import outputs_providing as outputs_providing  # re-export
+from burnish.train.metric.providers import register_output
 from burnish.train.metric.rouge import RougeLInput
 from burnish.train.metric.torchmetric import TorchMetricInput
 
@@ -239,31 +241,27 @@ class SequenceOutput:
         return NotImplemented
 
 
-def outputs_providing(input_type: type[Any]) -> list[str]:
-    """The built-in outputs whose `adapt` gives an `input_type`, as constructor calls: what
-    the error for a step output that feeds no registered metric proposes. Asked of a one-item
-    sample of each output (an error path only: it costs a few tiny tensors)."""
-    zero, classes = torch.zeros(()), torch.zeros(1, dtype=torch.long)
-    samples: dict[str, Any] = {
-        "ClassificationOutput(loss, output, targets)": ClassificationOutput(
-            zero, torch.zeros(1, 2), classes
-        ),
-        "MultiLabelClassificationOutput(loss, output, targets)": MultiLabelClassificationOutput(
-            zero, torch.zeros(1, 2), torch.zeros(1, 2, dtype=torch.long)
-        ),
-        "RegressionOutput(loss, output, targets)": RegressionOutput(
-            zero, torch.zeros(1, 1), torch.zeros(1, 1)
-        ),
-        "SequenceOutput(loss, logits, predictions, targets)": SequenceOutput(
-            zero, torch.zeros(1, 1, 2), None, torch.zeros(1, 1, dtype=torch.long)
-        ),
-    }
-    found = []
-    for call, sample in samples.items():
-        try:
-            provided = sample.adapt(input_type)
-        except Exception:  # an input that checks shapes: not this sample's
-            continue
-        if isinstance(provided, input_type):
-            found.append(call)
-    return found
+# What each output provides, for the error of a step output that feeds no registered metric
+# (the metrics do not import this module: see metric/providers.py). One-item samples.
+register_output(
+    "ClassificationOutput(loss, output, targets)",
+    lambda: ClassificationOutput(
+        torch.zeros(()), torch.zeros(1, 2), torch.zeros(1, dtype=torch.long)
+    ),
+)
+register_output(
+    "MultiLabelClassificationOutput(loss, output, targets)",
+    lambda: MultiLabelClassificationOutput(
+        torch.zeros(()), torch.zeros(1, 2), torch.zeros(1, 2, dtype=torch.long)
+    ),
+)
+register_output(
+    "RegressionOutput(loss, output, targets)",
+    lambda: RegressionOutput(torch.zeros(()), torch.zeros(1, 1), torch.zeros(1, 1)),
+)
+register_output(
+    "SequenceOutput(loss, logits, predictions, targets)",
+    lambda: SequenceOutput(
+        torch.zeros(()), torch.zeros(1, 1, 2), None, torch.zeros(1, 1, dtype=torch.long)
+    ),
+)

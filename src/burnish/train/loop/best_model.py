@@ -22,6 +22,7 @@ from burnish.train.checkpoint.strategy import (
 )
 from burnish.train.logger.validations import VALIDATIONS_FILE, read_validations
 from burnish.train.loop.batch_check import model_device
+from burnish.train.loop.inference_twin import training_model
 from burnish.train.metric.store import Aggregate, Direction, MetricStore, metric_name
 from burnish.train.split import Split
 
@@ -92,8 +93,6 @@ def best_model(
     epoch = best_epoch(result, metric, direction, aggregate, split)
     kept = result.checkpointer.committed()
     point = _checkpoint_of(result, epoch, kept)
-    from burnish.train.loop.result import training_model
-
     trained = training_model(result.model)
     model = copy.deepcopy(trained)
     records = result.checkpointer.load(point, model_device(trained))

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from torch import nn
 
-from burnish.module import valid
+from burnish.train.loop.inference_twin import inference_model, training_model  # re-exported
 
 if TYPE_CHECKING:
     from burnish.train.checkpoint.file import FileCheckpointer
@@ -19,12 +18,6 @@ if TYPE_CHECKING:
     from burnish.train.split import Split
 
 __all__ = ["LearningResult", "TrainingResult", "inference_model", "training_model"]
-
-M = TypeVar("M", bound=nn.Module)
-
-# The inference twin `fit` returned -> the model it trained, so that a learner given the twin
-# (to continue training) trains the model itself: the twin's parameters take no gradients.
-_TRAINED: weakref.WeakKeyDictionary[nn.Module, nn.Module] = weakref.WeakKeyDictionary()
 
 
 @dataclasses.dataclass
@@ -122,23 +115,3 @@ class TrainingResult:
 
 LearningResult = TrainingResult
 """Burn main's name for the result of a training (`LearningResult { model, renderer }`)."""
-
-
-def inference_model(model: M, sharded: bool = False) -> M:
-    """What `fit` hands back for `model`: its inference twin (Burn: `model.valid()`).
-
-    The twin is remembered, so that `training_model(twin)` gives `model` back. A model
-    sharded by FSDP cannot have a twin (its hooks gather its own parameters): it is put in
-    eval mode and returned itself.
-    """
-    if sharded:
-        return model.eval()
-    twin = valid(model)
-    _TRAINED[twin] = model
-    return twin
-
-
-def training_model(model: M) -> M:
-    """The model `fit` trained if `model` is the inference twin it returned, else `model`."""
-    trained = _TRAINED.get(model)
-    return model if trained is None else trained  # type: ignore[return-value]

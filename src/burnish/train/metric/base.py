@@ -39,6 +39,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from burnish.train.metric.numeric_text import FINAL_TAG, display_f64
+from burnish.train.metric.providers import outputs_providing, registered_outputs
 
 if TYPE_CHECKING:
     import torch
@@ -210,8 +211,6 @@ class MetricInputError(TypeError):
 
 
 def _mismatch(item: Any, input_type: type, metric: Any, split: str) -> str:
-    from burnish.train.output import outputs_providing  # here only: it needs torch
-
     name, wanted = type(item).__name__, input_type.__name__
     bare = ""
     if type(item).__module__.startswith("torch") and name == "Tensor":
@@ -232,8 +231,11 @@ def _mismatch(item: Any, input_type: type, metric: Any, split: str) -> str:
         verb = "provides" if len(providers) == 1 else "provide"
         fix = f" {names} {verb} it: return {' or '.join(f'`{c}`' for c in providers)} "
         fix += f"from {step} (docs/metrics.md lists what each output feeds); or "
-    else:
+    elif registered_outputs():
         fix = f" No output of burnish.train provides a `{wanted}`: "
+    else:  # burnish.train.output never imported: which output provides it is not known here
+        fix = f" docs/metrics.md lists the outputs of burnish.train that provide a `{wanted}`: "
+        fix += f"return one from {step}; or "
     if bare:
         fix += "an output class of your own with an `adapt(self, input_type)` method"
     else:

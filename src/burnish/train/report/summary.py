@@ -14,6 +14,7 @@ from burnish.train.logger.base import DamagedLogError
 from burnish.train.logger.file import FileMetricLogger
 from burnish.train.logger.validations import read_validations
 from burnish.train.metric.store import Aggregate, MetricStore
+from burnish.train.report.summary_format import format_value
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
@@ -219,7 +220,7 @@ class LearnerSummary:
 
     def _repr_html_(self) -> str:
         """The table as HTML: how a notebook shows the summary."""
-        from burnish.train.report.summary_html import summary_html
+        from burnish.train.report.summary_html import summary_html  # the renderers: on use
 
         return summary_html(self)
 
@@ -252,8 +253,8 @@ class LearnerSummary:
                 steps = ("-", "-") if split.startswith("Test") else (low.step, high.step)
                 text += (
                     f"| {split:<{split_width}} | {metric.name:<{metric_width}} "
-                    f"| {_format_value(low.value)}| {steps[0]:<9}"
-                    f"| {_format_value(high.value)}| {steps[1]:<9}|\n"
+                    f"| {format_value(low.value)}| {steps[0]:<9}"
+                    f"| {format_value(high.value)}| {steps[1]:<9}|\n"
                 )
         return text
 
@@ -288,20 +289,6 @@ def _evaluation_loggers(directory: Path) -> dict[str, FileMetricLogger]:
         for path in sorted(root.iterdir())
         if path.is_dir() and any(path.glob("*.log"))
     }
-
-
-def _format_value(value: float) -> str:
-    """Burn's `fmt_val`: `{:<9.3}`, or `{:<9.3e}` below 1e-2 (Rust's float formatting)."""
-    if math.isnan(value):
-        text = "NaN"
-    elif math.isinf(value):
-        text = "inf" if value > 0 else "-inf"
-    elif value < 1e-2:
-        mantissa, exponent = f"{value:.3e}".split("e")
-        text = f"{mantissa}e{int(exponent)}"
-    else:
-        text = f"{value:.3f}"
-    return f"{text:<9}"
 
 
 def learner_summary(

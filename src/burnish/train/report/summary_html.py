@@ -6,6 +6,7 @@ import html
 from typing import TYPE_CHECKING
 
 from burnish.train.renderer.base import printable
+from burnish.train.report.summary_format import format_value
 
 if TYPE_CHECKING:
     from burnish.train.report.summary import LearnerSummary, MetricSummary
@@ -68,6 +69,4 @@ def _rows(summary: LearnerSummary) -> list[tuple[str, str, str, str, str, str]]:
 
 def _value(value: float) -> str:
     """As the text table writes it (Burn's `fmt_val`), without its padding."""
-    from burnish.train.report.summary import _format_value
-
-    return _format_value(value).strip()
+    return format_value(value).strip()
