@@ -24,6 +24,8 @@ from burnish.errors import CheckpointError
 from burnish.io import atomic_write_bytes, fsync_dir
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import torch
 
     from burnish.record.base import FileRecorder
@@ -74,6 +76,9 @@ class FileCheckpointer:
     def __init__(self, directory: str | os.PathLike, recorder: FileRecorder) -> None:
         self.directory = Path(directory)
         self.recorder = recorder
+        self.after_commit: Callable[[], None] | None = None
+        """Called once each checkpoint is committed (an artifact directory on object storage
+        uploads it there, on the same thread)."""
 
     def save(self, checkpoint: CheckpointId | int, records: dict[str, Any]) -> Path:
         """Write every record, then commit the checkpoint in one rename."""
@@ -94,6 +99,8 @@ class FileCheckpointer:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        if self.after_commit is not None:
+            self.after_commit()
         return self.directory / checkpoint.name
 
     def load(

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from burnish.errors import ArtifactDirError
+from burnish.storage.url import check_not_collapsed, is_url
 
 if TYPE_CHECKING:
     from burnish.train.parallel.distributed import DistributedContext
@@ -63,6 +64,7 @@ def check_artifact_dir(directory: str | os.PathLike) -> Path:
         ArtifactDirError: if `directory` is a file, cannot be created, is not writable, or
             its disk is full; the message names the path and the fix.
     """
+    _check_local(directory)
     path = Path(directory).expanduser().absolute()
     if path.exists() and not path.is_dir():
         raise ArtifactDirError(
@@ -78,6 +80,20 @@ def check_artifact_dir(directory: str | os.PathLike) -> Path:
     except OSError as error:
         raise _error(path, error, "cannot hold a new file") from None
     return path
+
+
+def _check_local(directory: str | os.PathLike) -> None:
+    """A URL here (an `Evaluator`'s, or a `pathlib.Path` that merged one) is refused."""
+    if is_url(directory):
+        raise ArtifactDirError(
+            f"The artifact directory {str(directory)!r} is a URL: only `LearnerBuilder` and "
+            "`SupervisedTraining` write to object storage (docs/object-storage.md). Pass a "
+            "local directory."
+        )
+    try:
+        check_not_collapsed(directory)
+    except ValueError as error:
+        raise ArtifactDirError(str(error)) from None
 
 
 def _write_probe(path: Path) -> None:

@@ -1,7 +1,8 @@
 """What one `fit` holds for its whole length, set up in order and undone in reverse: the
-artifact directory's run lock, the experiment log, the SIGINT and preemption handlers, the
-background checkpoint writes (`fit` waits for them), deterministic algorithms, gradient
-checkpointing, compiled forwards, and at the end the trackers, the renderer and the logs."""
+artifact directory's run lock, its object storage (a URL's), the experiment log, the SIGINT
+and preemption handlers, the background checkpoint writes (`fit` waits for them),
+deterministic algorithms, gradient checkpointing, compiled forwards, and at the end the
+trackers, the renderer and the logs."""
 
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ import torch
 from burnish.gradient_checkpointing import gradient_checkpointing
 from burnish.train.components.ema_validation import EmaValidation
 from burnish.train.loop.compile import compiled_forward, tracing_autograd
+from burnish.train.loop.object_storage import held_storage
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from torch import nn
 
+    from burnish.storage import RemoteArtifactDir
     from burnish.train.logger import ApplicationLoggerInstaller
     from burnish.train.loop.run import Run
     from burnish.train.parallel.distributed import DistributedContext
@@ -36,7 +39,13 @@ def run_session(run: Run) -> Iterator[None]:
     """Everything `run.fit` needs around its epochs, for as long as it runs."""
     options, context = run.options, run.context
     with contextlib.ExitStack() as stack:
-        enter_directory(stack, context, options.artifact_dir, options.logging.application_logger)
+        enter_directory(
+            stack,
+            context,
+            options.artifact_dir,
+            options.logging.application_logger,
+            options.storage,
+        )
         if context.enabled:
             log.info(
                 "Distributed training: rank %d of %d on %s; rank 0 writes logs and checkpoints.",
@@ -70,10 +79,14 @@ def enter_directory(
     context: DistributedContext,
     directory: Path,
     installer: ApplicationLoggerInstaller | None,
+    storage: RemoteArtifactDir | None = None,
 ) -> None:
-    """Take `directory`'s run lock (rank 0 for all) and, on rank 0, install the experiment
-    log, both until `stack` closes: how a training run and an evaluation start."""
+    """Take `directory`'s run lock (rank 0 for all), open the object storage it mirrors (if
+    any: its files pulled before the log opens) and, on rank 0, install the experiment log,
+    all until `stack` closes: how a training run and an evaluation start."""
     stack.enter_context(context.run_lock(directory))
+    if storage is not None:
+        stack.enter_context(held_storage(context, storage))
     if installer is not None and context.is_main:
         installer.install()
         stack.callback(installer.uninstall)

@@ -160,7 +160,13 @@ def train_with_components(
     context = DistributedContext.detect(options.parallelism.device)
     prepare_artifact_dir(options.artifact_dir, context)
     with contextlib.ExitStack() as stack:
-        enter_directory(stack, context, options.artifact_dir, options.logging.application_logger)
+        enter_directory(
+            stack,
+            context,
+            options.artifact_dir,
+            options.logging.application_logger,
+            options.storage,
+        )
         return _train(strategy, learner, dataloader_train, dataloader_valid, context.is_main)
 
 

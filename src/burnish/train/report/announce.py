@@ -62,7 +62,13 @@ class Announcer:
                 checkpoints = checkpoints.relative_to(directory)
             parts.append(f"checkpoints in {checkpoints}/")
         where = f" ({', '.join(parts)})" if parts else ""
-        self.info(f"Artifact directory: {directory}{where}")
+        storage = options.storage
+        if storage is None:
+            self.info(f"Artifact directory: {directory}{where}")
+        else:
+            self.info(f"Artifact directory: {storage.url}, staged in {directory}{where}")
+            for line in storage.pulled.describe(storage.url, directory) if storage.pulled else ():
+                (self.warning if line.startswith("Ignoring") else self.info)(line)
         log_file = getattr(options.logging.application_logger, "path", None)
         if log_file is not None:
             self.info(f"Experiment log: {log_file.absolute()}")

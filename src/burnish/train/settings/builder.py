@@ -9,10 +9,12 @@ build resolves it (settings/resolve.py). A new setting is a field of its group a
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from burnish.backend import check_device
+from burnish.storage.url import check_not_collapsed, is_url
 from burnish.train.settings.checkpoint_setters import CheckpointSetters
 from burnish.train.settings.compute_setters import ComputeSetters
 from burnish.train.settings.logs import LoggingOptions
@@ -24,6 +26,7 @@ from burnish.train.settings.resolve import resolved
 
 if TYPE_CHECKING:
     from burnish.optim import Optimizer
+    from burnish.storage import RemoteArtifactDir
 
 __all__ = ["TrainingBuilder"]
 
@@ -40,16 +43,29 @@ class TrainingBuilder(MetricSetters, LoopSetters, ComputeSetters, CheckpointSett
 
     Args:
         artifact_dir: where `experiment.log`, metric logs (`train/`, `valid/`) and
-            `checkpoint/` are written.
+            `checkpoint/` are written: a local directory, or a URL of object storage
+            (`"s3://bucket/run"`, any fsspec protocol), written through a local staging
+            directory and uploaded as the run goes (docs/object-storage.md).
+        storage_options: for a URL, the fsspec options of its protocol (`key`, `secret`,
+            `endpoint_url`, ...); default: read from the environment (for S3, boto's
+            `AWS_*` variables).
+
+    Raises:
+        ValueError: for a `pathlib.Path` that was a URL (`Path("s3://b/r")` is `s3:/b/r`),
+            or `storage_options` with a local directory.
+        StorageError: for a URL whose protocol's library is not installed.
     """
 
-    def __init__(self, artifact_dir: str | os.PathLike) -> None:
+    def __init__(
+        self, artifact_dir: str | os.PathLike, storage_options: Mapping[str, Any] | None = None
+    ) -> None:
         from burnish.train.logger import FileApplicationLoggerInstaller
 
-        directory = Path(artifact_dir)
+        storage = remote_artifact_dir(artifact_dir, storage_options)
+        directory = storage.staging if storage is not None else Path(artifact_dir)
         experiment_log = FileApplicationLoggerInstaller(directory / "experiment.log")
         self._settings = LearnerOptions(
-            directory, logging=LoggingOptions(application_logger=experiment_log)
+            directory, logging=LoggingOptions(application_logger=experiment_log), storage=storage
         )
 
     def _learner_options(self, optim: Optimizer) -> LearnerOptions:
@@ -72,3 +88,21 @@ class TrainingBuilder(MetricSetters, LoopSetters, ComputeSetters, CheckpointSett
     def _options(self) -> LearnerOptions:
         """The settings resolved for a run (settings/resolve.py), not checked against a device."""
         return resolved(self._settings)
+
+
+def remote_artifact_dir(
+    artifact_dir: str | os.PathLike, storage_options: Mapping[str, Any] | None
+) -> RemoteArtifactDir | None:
+    """The object storage an artifact directory names (a URL), None for a local directory."""
+    if not is_url(artifact_dir):
+        check_not_collapsed(artifact_dir)
+        if storage_options is not None:
+            raise ValueError(
+                "`storage_options` are for an artifact directory on object storage (a URL such "
+                f"as 's3://bucket/run'). Received the local directory {str(artifact_dir)!r}: "
+                "leave `storage_options` out, or pass a URL."
+            )
+        return None
+    from burnish.storage import RemoteArtifactDir
+
+    return RemoteArtifactDir(str(artifact_dir), storage_options)

@@ -20,6 +20,7 @@ from burnish.train.settings.validation import ValidationOptions
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
+    from burnish.storage import RemoteArtifactDir
     from burnish.train.components.listener import TrainingListener
     from burnish.train.metric.base import Metric
 
@@ -39,7 +40,7 @@ class LearnerOptions:
     processor, the data adapters, the training state) is built anew by each `fit`.
 
     Attributes:
-        artifact_dir: where logs and checkpoints go.
+        artifact_dir: where logs and checkpoints go (for a URL: its local staging directory).
         metrics: the metrics of each split (once built, with those the settings add).
         listeners: user code called at the run's moments (`with_listener`), in order.
         stopping: when the run ends (epochs, step budget, early stopping, stop requests,
@@ -53,6 +54,7 @@ class LearnerOptions:
         parallelism: the device, and how the model is spread over the ranks.
         logging: metric loggers, renderer, experiment log, summary.
         tracking: the experiment trackers.
+        storage: the object storage `artifact_dir` is mirrored to (a URL was given), or None.
     """
 
     artifact_dir: Path
@@ -68,3 +70,4 @@ class LearnerOptions:
     parallelism: ParallelismOptions = dataclasses.field(default_factory=ParallelismOptions)
     logging: LoggingOptions = dataclasses.field(default_factory=LoggingOptions)
     tracking: TrackingOptions = dataclasses.field(default_factory=TrackingOptions)
+    storage: RemoteArtifactDir | None = None

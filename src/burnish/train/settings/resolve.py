@@ -78,10 +78,15 @@ def _checkpointer(declared: LearnerOptions) -> FileCheckpointer | None:
 
     checkpointing = declared.checkpointing
     directory = declared.artifact_dir / "checkpoint"
+    checkpointer: FileCheckpointer | None = None
     if checkpointing.checkpointers is not None:
-        return CustomCheckpointers(directory, *checkpointing.checkpointers)
-    if checkpointing.recorder is not None:
-        return FileCheckpointer(directory, checkpointing.recorder)
+        checkpointer = CustomCheckpointers(directory, *checkpointing.checkpointers)
+    elif checkpointing.recorder is not None:
+        checkpointer = FileCheckpointer(directory, checkpointing.recorder)
+    if checkpointer is not None:
+        if declared.storage is not None:  # each commit uploaded, on the writer's thread
+            checkpointer.after_commit = declared.storage.sync
+        return checkpointer
     if checkpointing.resume_from is not None or checkpointing.every is not None:
         raise ValueError(
             "`checkpoint(...)`, `resume()` and `checkpoint_every(...)` need checkpoints: "

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from burnish.train.settings.builder import TrainingBuilder
@@ -45,12 +46,18 @@ class SupervisedTraining(TrainingBuilder):
         dataloader_train: the training data (a burnish or torch data loader).
         dataloader_valid: the validation data; None (left out): train without validation,
             an addition to Burn, whose `SupervisedTraining::new` takes both (train_only.py).
+        storage_options: for an artifact directory on object storage (a URL), the fsspec
+            options of its protocol; default: read from the environment.
     """
 
     def __init__(
-        self, artifact_dir: str | os.PathLike, dataloader_train: Any, dataloader_valid: Any = None
+        self,
+        artifact_dir: str | os.PathLike,
+        dataloader_train: Any,
+        dataloader_valid: Any = None,
+        storage_options: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(artifact_dir)
+        super().__init__(artifact_dir, storage_options)
         if dataloader_train is None:
             raise ValueError(
                 "`SupervisedTraining(artifact_dir, dataloader_train, dataloader_valid)` needs "
