@@ -8,15 +8,17 @@ Two granularities:
   `bn.backward`) and the optimizer step is compiled as a single graph; with
   `mode="reduce-overhead"` on CUDA the graph is replayed as a CUDA graph (torch copies each
   batch into its static input buffers). The learning rate enters as a device tensor, so a new
-  value never recompiles.
+  value never recompiles. If torch's compiler fails on the step, the fit trains on eagerly
+  after one warning (compile_fallback.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import time
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -24,6 +26,7 @@ from torch import Tensor, nn
 
 from burnish.optim import Adam, GradientsParams, Optimizer, Sgd
 from burnish.optim.param_table import trace_table
+from burnish.train.loop.compile_fallback import compile_failure, fallback_message, warn_once
 
 if TYPE_CHECKING:
     from burnish.train.loop.precision import MixedPrecision
@@ -114,6 +117,8 @@ class CompiledTrainStep:
             unless given: a batch of another shape (the last, partial one) compiles a second
             graph once, and any break in the graph is an error instead of a slow step.
         precision: the run's bfloat16 autocast, or None.
+        warn: says the one warning if torch's compiler fails on the step (the run's
+            announcer); None: a `burnish.train` log record and a Python warning.
     """
 
     def __init__(
@@ -122,10 +127,14 @@ class CompiledTrainStep:
         optim: Optimizer,
         options: Mapping[str, Any],
         precision: MixedPrecision | None,
+        warn: Callable[[str], None] | None = None,
     ) -> None:
         self.model = model
         self.optim = optim
         self.precision = precision
+        self.options = dict(options)
+        self.warn = warn
+        self.eager = False  # set when torch's compiler failed: every later step is eager
         self.clone_outputs = options.get("mode") in ("reduce-overhead", "max-autotune")
         self._lr: Tensor | None = None
         # dynamo caches graphs per code object: a copy of `_step`'s code for each run keeps
@@ -135,13 +144,45 @@ class CompiledTrainStep:
 
     def __call__(self, batch: Any, lr: float) -> Any:
         """Train on `batch` with learning rate `lr`; returns the item for the metrics."""
+        if self.eager:
+            return self._eager_step(batch, lr)
         if self._lr is None:
             self._lr = self._prepare()
         self._lr.fill_(lr)
-        if self.clone_outputs:
-            torch.compiler.cudagraph_mark_step_begin()
-            return _map_tensors(self._function(self, batch, self._lr), Tensor.clone)
-        return self._function(self, batch, self._lr)
+        started = time.perf_counter()
+        try:
+            if self.clone_outputs:
+                torch.compiler.cudagraph_mark_step_begin()
+                return _map_tensors(self._function(self, batch, self._lr), Tensor.clone)
+            return self._function(self, batch, self._lr)
+        except Exception as error:
+            if not compile_failure(error):
+                raise
+            # Compiling failed before the graph ran: nothing of this step was applied.
+            seconds = time.perf_counter() - started
+            warn_once(fallback_message(error, seconds, self.options), self.warn)
+            self._to_eager()
+            return self._eager_step(batch, lr)
+
+    def _to_eager(self) -> None:
+        """From now on, eager steps: the step counters back on the CPU, where the eager
+        kernels keep them (a compiled Adam counts on the device)."""
+        self.eager = True
+        for state in self.optim._states.values():
+            step = state.get("step")
+            if isinstance(step, Tensor) and step.device.type != "cpu":
+                state["step"] = step.cpu()
+
+    def _eager_step(self, batch: Any, lr: float) -> Any:
+        """What the compiled function does, eagerly (the optimizer takes a float rate)."""
+        model, precision = self.model, self.precision
+        with precision.train() if precision is not None else contextlib.nullcontext():
+            output = model.train_step(batch)  # type: ignore[operator]  # checked at fit
+        grads = output.grads
+        if not isinstance(grads, GradientsParams):
+            grads = GradientsParams.from_grads(grads, model)
+        self.optim.step(lr, model, grads)
+        return output.item
 
     def _prepare(self) -> Tensor:
         """The table and optimizer state, made eagerly; the lr tensor on the model's device."""
