@@ -22,13 +22,18 @@ from pathlib import Path
 __all__ = [
     "CHECKPOINTS",
     "COMMIT",
+    "Identity",
     "Layout",
     "checkpoint_file",
     "checkpoint_order",
     "committed_files",
+    "identity",
     "is_carried",
     "scan",
 ]
+
+Identity = tuple[int, int, int, "bytes | None"]
+"""A local file's size, mtime (ns), inode and, for a commit marker, its bytes."""
 
 CHECKPOINTS = "checkpoint"
 COMMIT = "COMMIT"
@@ -114,10 +119,11 @@ def checkpoint_file(checkpoint: str, file: str) -> str:
     return f"{CHECKPOINTS}/{checkpoint}/{file}"
 
 
-def scan(root: Path) -> dict[str, tuple[int, int]]:
-    """The carried files under the local directory `root`: relative name -> (size, mtime in
-    ns). A file removed while scanning is left out."""
-    found: dict[str, tuple[int, int]] = {}
+def scan(root: Path) -> dict[str, Identity]:
+    """The carried files under the local directory `root`: relative name -> what identifies
+    its content (size, mtime in ns, inode; for a checkpoint's `COMMIT` marker also its bytes,
+    which list every file's sha256). A file removed while scanning is left out."""
+    found: dict[str, Identity] = {}
     for directory, folders, files in os.walk(root):
         base = Path(directory).relative_to(root).as_posix()
         prefix = "" if base == "." else base + "/"
@@ -126,12 +132,20 @@ def scan(root: Path) -> dict[str, tuple[int, int]]:
             name = prefix + file
             if not is_carried(name):
                 continue
-            try:
-                stat = os.stat(os.path.join(directory, file))
-            except OSError:
-                continue
-            found[name] = (stat.st_size, stat.st_mtime_ns)
+            found_identity = identity(Path(directory, file), marker=file == COMMIT)
+            if found_identity is not None:
+                found[name] = found_identity
     return found
+
+
+def identity(path: Path, marker: bool = False) -> Identity | None:
+    """What identifies a local file's content now (see `scan`), None if it is gone."""
+    try:
+        stat = os.stat(path)
+        content = path.read_bytes() if marker else None
+    except OSError:
+        return None
+    return (stat.st_size, stat.st_mtime_ns, stat.st_ino, content)
 
 
 def is_carried_folder(name: str) -> bool:

@@ -29,7 +29,16 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from burnish.storage.errors import LockLostError, StorageError
-from burnish.storage.layout import CHECKPOINTS, COMMIT, Layout, checkpoint_file, is_carried, scan
+from burnish.storage.layout import (
+    CHECKPOINTS,
+    COMMIT,
+    Identity,
+    Layout,
+    checkpoint_file,
+    identity,
+    is_carried,
+    scan,
+)
 from burnish.storage.store import ObjectStore
 
 __all__ = ["Mirror", "SyncStats"]
@@ -65,7 +74,7 @@ class Mirror:
         self,
         store: ObjectStore,
         staging: Path,
-        sent: dict[str, tuple[int, int]] | None = None,
+        sent: dict[str, Identity] | None = None,
         remote: Iterable[str] = (),
         fence: Callable[[], None] | None = None,
     ) -> None:
@@ -73,7 +82,7 @@ class Mirror:
         self.staging = Path(staging)
         self.fence = fence
         self.stats = SyncStats()
-        self._sent: dict[str, tuple[int, int]] = dict(sent or {})
+        self._sent: dict[str, Identity] = dict(sent or {})
         self._remote: set[str] = set(remote)
         self._mutex = threading.Lock()
         self._failing = False
@@ -137,10 +146,13 @@ class Mirror:
         if not any(self._changed(names[file], files[file]) for file in files):
             return
         marker = names[COMMIT]
-        if marker in self._remote:  # re-saved (after a resume): untrusted until re-committed
+        resaved = self._changed(marker, files[COMMIT])  # another save under the same name
+        if resaved and marker in self._remote:  # untrusted until committed again
             self._delete([marker])
         data = [file for file in files if file != COMMIT]
-        self._send(names[file] for file in data if self._changed(names[file], files[file]))
+        self._send(
+            names[file] for file in data if resaved or self._changed(names[file], files[file])
+        )
         if self.fence is not None:
             self.fence()
         self._send([marker])
@@ -154,17 +166,15 @@ class Mirror:
             return
         identities = {}
         for name in names:  # taken before reading: a file written meanwhile is sent again
-            try:
-                stat = (self.staging / name).stat()
-            except FileNotFoundError:  # removed since the scan: the next sync deletes it
-                continue
-            identities[name] = (stat.st_size, stat.st_mtime_ns)
+            found = identity(self.staging / name, marker=name.endswith("/" + COMMIT))
+            if found is not None:  # else removed since the scan: the next sync deletes it
+                identities[name] = found
         self.store.upload((self.staging / name, name) for name in identities)
-        for name, identity in identities.items():
-            self._sent[name] = identity
+        for name, found in identities.items():
+            self._sent[name] = found
             self._remote.add(name)
             self.stats.files += 1
-            self.stats.bytes += identity[0]
+            self.stats.bytes += found[0]
 
     def _delete(self, names: Iterable[str]) -> None:
         names = list(names)

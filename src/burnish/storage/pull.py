@@ -26,6 +26,7 @@ from pathlib import Path
 from burnish.storage.layout import (
     COMMIT,
     PULL_AREA,
+    Identity,
     Layout,
     checkpoint_file,
     committed_files,
@@ -54,7 +55,7 @@ class Pulled:
     ignored: dict[str, str]
     downloaded: tuple[int, int]
     seconds: float
-    sent: dict[str, tuple[int, int]]
+    sent: dict[str, Identity]
     remote: set[str]
 
     def describe(self, url: str, staging: Path) -> list[str]:
