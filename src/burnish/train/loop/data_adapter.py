@@ -1,13 +1,15 @@
 """One interface over the data loaders a `Learner` accepts (Keras' data adapters).
 
 burnish's `DataLoader` resumes mid-epoch exactly, moves batches to a device and shards its
-epochs across ranks. A `torch.utils.data.DataLoader` (or any sized iterable of batches) is
-iterated as it is. The learner only talks to the adapter, never to the loader's own methods.
+epochs across ranks. torchdata's `StatefulDataLoader` resumes mid-epoch from its `state_dict()`.
+A `torch.utils.data.DataLoader` (or any sized iterable of batches) is iterated as it is. The
+learner only talks to the adapter, never to the loader's own methods.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import itertools
 import logging
 from abc import ABC, abstractmethod
@@ -17,12 +19,19 @@ from typing import Any
 import torch
 
 from burnish.data.dataloader import DataLoader, Progress
+from burnish.rng import preserved_rng
+from burnish.train.loop.stateful_loader import (
+    epoch_over,
+    is_stateful_loader,
+    record_error,
+)
 
 __all__ = [
     "NO_BATCH",
     "BurnishDataAdapter",
     "DataAdapter",
     "IterableDataAdapter",
+    "StatefulDataAdapter",
     "check_has_batches",
     "data_adapter",
     "no_batch_error",
@@ -86,6 +95,19 @@ class DataAdapter(ABC):
     def load_record(self, record: dict[str, Any]) -> None:
         """Continue from a `to_record()` position."""
 
+    def resume(self, start: Any, now: Any, skip: int | None) -> None:
+        """Continue from a checkpoint's records of this loader: `start`, taken when its epoch
+        began, and `now`, at the checkpoint. `skip` is the batch the loop's next `iterate(skip)`
+        starts from while the checkpoint is inside the loader's epoch; None once that epoch is
+        over (the next `iterate` starts a new one).
+
+        By default: inside the epoch, back to its start (the loop's `iterate(skip)` goes on from
+        there); after it, `now`.
+        """
+        record = start if skip is not None else now
+        if record is not None:
+            self.load_record(record)
+
     @abstractmethod
     def _iterate(self, skip: int) -> Iterator[Any]: ...
 
@@ -122,6 +144,13 @@ class BurnishDataAdapter(DataAdapter):
     def load_record(self, record: dict[str, Any]) -> None:
         """Continue from a `to_record()` position."""
         self.loader.load_record(record)
+
+    def resume(self, start: Any, now: Any, skip: int | None) -> None:
+        """Inside the epoch: its start (`iterate(skip)` then skips by index); after it: the
+        epoch number alone, which any world size continues."""
+        if skip is None and now is not None:
+            now = {"epoch": now["epoch"]}
+        super().resume(start, now, skip)
 
     def _iterate(self, skip: int) -> Iterator[Any]:
         own = len(self.loader)
@@ -185,6 +214,79 @@ class IterableDataAdapter(DataAdapter):
         return items, size
 
 
+class StatefulDataAdapter(IterableDataAdapter):
+    """torchdata's `StatefulDataLoader`: a resume loads its `state_dict()` and draws nothing.
+
+    Its record is the loader's state after the batches the loop drew from it (torchdata counts
+    the batches it yielded, not those its workers prefetched), how many the epoch has drawn,
+    and whether the epoch ran out. Iterators are made with the random generators put back
+    afterwards: a resumed run makes them at other moments than a straight one, and its
+    dropout and augmentations must draw the same numbers (a restored iterator takes its
+    workers' seed from the state).
+    """
+
+    def __init__(self, loader: Any) -> None:
+        super().__init__(loader)
+        self.drawn = 0  # batches of the current epoch the loop drew
+        self.ended = False  # the current epoch ran out
+        self._loaded: int | None = None  # a loaded state's batch, until the next iterate
+
+    def to_record(self) -> dict[str, Any]:
+        """`{"state": loader.state_dict(), "drawn": n, "ended": bool}`."""
+        with preserved_rng():  # the first state_dict() makes an iterator
+            state = copy.deepcopy(self.loader.state_dict())
+        return {"state": state, "drawn": self.drawn, "ended": self.ended}
+
+    def load_record(self, record: dict[str, Any]) -> None:
+        """Continue from a `to_record()` state (the next `iterate` goes on from it).
+
+        Raises:
+            ValueError: if `record` is not a StatefulDataLoader's, or its number of workers
+                is not the loader's.
+        """
+        error = record_error(record, self.loader)
+        if error is not None:
+            raise ValueError(error)
+        self.loader.load_state_dict(copy.deepcopy(dict(record["state"])))
+        self.drawn, self.ended = record["drawn"], record["ended"]
+        self._loaded = 0 if self.ended else self.drawn
+
+    def resume(self, start: Any, now: Any, skip: int | None) -> None:
+        """Inside the epoch: `now`, which stands at batch `skip`; after it: `now`, its epoch
+        ended if it was cut short (a step budget, early stopping). A checkpoint of a run
+        trained with a plain torch DataLoader has no state: `iterate(skip)` then draws."""
+        if now is None:  # nothing recorded: the batches are drawn again
+            return
+        error = record_error(now, self.loader)
+        if error is not None:
+            raise ValueError(error)
+        if skip is None and not now["ended"] and now["drawn"] > 0:
+            now = {**now, "state": epoch_over(dict(now["state"])), "ended": True}
+        at = 0 if now["ended"] else now["drawn"]
+        if skip is None or at == skip:
+            self.load_record(now)
+        elif start is not None:  # a validation redone in full: from its start
+            self.load_record(start)
+
+    def _iterate(self, skip: int) -> Iterator[Any]:
+        at, self._loaded = self._loaded or 0, None
+        if skip < at:
+            raise RuntimeError(
+                f"The StatefulDataLoader's loaded state stands at batch {at} of its epoch, but "
+                f"the loop resumes at batch {skip}: the checkpoint's records disagree."
+            )
+        with preserved_rng():  # a resumed run makes this iterator where a straight one did not
+            batches = iter(self.loader)
+        self.drawn, self.ended = skip, False
+        return self._count(itertools.islice(batches, skip - at, None))
+
+    def _count(self, batches: Iterator[Any]) -> Iterator[Any]:
+        for batch in batches:
+            self.drawn += 1
+            yield batch
+        self.ended = True
+
+
 def data_adapter(loader: Any) -> DataAdapter:
     """The adapter for `loader`.
 
@@ -195,6 +297,8 @@ def data_adapter(loader: Any) -> DataAdapter:
         return loader
     if isinstance(loader, DataLoader):
         return BurnishDataAdapter(loader)
+    if is_stateful_loader(loader):
+        return StatefulDataAdapter(loader)
     if hasattr(loader, "__iter__") and hasattr(loader, "__len__"):
         return IterableDataAdapter(loader)
     raise TypeError(

@@ -215,15 +215,15 @@ class TrainingState:
         self.validated_at = loop.get("validated_at", steps)
 
     def _load_loaders(self, records: dict[str, Any]) -> None:
-        """A split still running restarts from its epoch-start state, else from 'now'."""
+        """Each loader from its records; a split still running goes on from the batch the
+        loop resumes it at (training: the position's iteration; a validation: redone)."""
         self.epoch_start = {Split(s): r for s, r in records["start"].items()}
-        for split in self.loaders:  # a fit without validation has no valid loader
-            running = self.position.running(split)
-            record = records["start" if running else "now"].get(split.value)
-            if record is not None and not running:
-                record = {"epoch": record["epoch"]}  # a finished epoch: any world size
-            if record is not None:
-                self.loaders[split].load_record(record)
+        for split, loader in self.loaders.items():  # without validation: no valid loader
+            skip = None
+            if self.position.running(split):
+                skip = self.position.iteration if split is Split.TRAIN else 0
+            start, now = records["start"].get(split.value), records["now"].get(split.value)
+            loader.resume(start, now, skip)
 
 
 def stopping_rule(strategy: EarlyStoppingStrategy | CheckpointingStrategy | None) -> str | None:
