@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from burnish.cli.export_source import call_with_run, import_callable, model_record
     from burnish.export import export
     from burnish.module import load_record
-    from burnish.record import recorder_for_file
+    from burnish.record import RecordError, recorder_for_file
     from burnish.run_lock import find_run_directory, run_lock
 
     directory = Path(args.directory)
@@ -89,7 +89,13 @@ def run(args: argparse.Namespace) -> int:
             f"--model {args.model} returned a {type(model).__name__}, not a torch.nn.Module."
         )
     record = recorder_for_file(record_path).load(record_path)
-    model = load_record(model.to(args.device), record)
+    try:
+        model = load_record(model.to(args.device), record)
+    except RecordError as error:
+        raise CommandError(
+            f"{record_path} does not fit the model --model {args.model} built ({error}) Make "
+            "the factory build the run's model, e.g. from its config.json."
+        ) from error
     loader = call_with_run(loader_of, directory, "--example", args.example)
     output = Path(args.output) if args.output else directory / "model"
     with run_lock(find_run_directory(output.parent)):  # not beside a live fit's writes

@@ -96,7 +96,7 @@ def batch_inputs(batch: Any, inputs: Inputs = None) -> tuple[torch.Tensor, ...]:
     example = (found,) if isinstance(found, torch.Tensor) else found
     if not is_example(example) or not example:
         raise ExportError(
-            f"{source} must be a tensor or a tuple of tensors (the forward's inputs). "
+            f"The model's input taken from {source} must be a tensor or a tuple of tensors. "
             f"Received: {_describe(found)}. Pass `inputs` (`--inputs` on the command line): "
             "the batch's field that holds the model's input, e.g. inputs='images'."
         )

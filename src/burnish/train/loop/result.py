@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +12,7 @@ from torch import nn
 from burnish.train.loop.inference_twin import inference_model, training_model  # re-exported
 
 if TYPE_CHECKING:
+    from burnish.export import ExportResult
     from burnish.train.checkpoint.file import FileCheckpointer
     from burnish.train.checkpoint.strategy import CheckpointingStrategy
     from burnish.train.metric.store import Aggregate, Direction
@@ -111,6 +113,20 @@ class TrainingResult:
         from burnish.train.loop.best_model import best_model
 
         return best_model(self, metric, direction, aggregate, split)
+
+    def export(
+        self, example: Any, path: str | os.PathLike, to: str = "onnx", **options: Any
+    ) -> ExportResult:
+        """Export the trained model for inference (`burnish.export.export(self.model, ...)`):
+        an ONNX file or a torch.export program, checked against the model before it is written.
+
+        Example:
+            >>> result.export(dataloader_valid, "artifacts/model", "onnx",
+            ...               inputs="images")  # doctest: +SKIP
+        """
+        from burnish.export import export
+
+        return export(self.model, example, path, to, **options)
 
 
 LearningResult = TrainingResult
