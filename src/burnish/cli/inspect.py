@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from burnish.cli.base import format_bytes
+from burnish.cli.remote import local_file
 from burnish.cli.state import describe_state
 
 __all__ = ["StoredRecord", "add_parser", "read_record", "run"]
@@ -34,7 +35,9 @@ def add_parser(commands: Any) -> None:
         "burnish version that wrote it), each tensor's name, shape and dtypes, the total count, "
         "and the model summary grouped per top-level module.",
     )
-    parser.add_argument("file", metavar="FILE", help="a record file (any burnish format)")
+    parser.add_argument(
+        "file", metavar="FILE", help="a record file (any burnish format), or its URL"
+    )
     parser.set_defaults(run=run)
 
 
@@ -47,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         RecordError: if the file is missing, not a record, truncated or corrupt.
     """
-    print(read_record(Path(args.file)), end="")
+    with local_file(args.file) as path:
+        print(read_record(path), end="")
     return 0
 
 

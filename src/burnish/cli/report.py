@@ -17,6 +17,7 @@ from burnish.cli.compare import collect_runs
 from burnish.cli.compare_page import render_comparison
 from burnish.cli.lr_finder_section import lr_finder_page
 from burnish.cli.page import render_page
+from burnish.cli.remote import local_runs
 from burnish.cli.run_data import (  # collect_run's names: from here too, as before run_data.py
     Checkpoint,
     MetricCurves,
@@ -26,6 +27,7 @@ from burnish.cli.run_data import (  # collect_run's names: from here too, as bef
     read_config,
 )
 from burnish.io import atomic_write_bytes
+from burnish.storage.url import is_url
 from burnish.tune.lr_finder_result import LR_FINDER_FILE
 
 __all__ = [
@@ -57,14 +59,17 @@ def add_parser(commands: Any) -> None:
         "scripts to view.",
     )
     parser.add_argument(
-        "directories", metavar="DIR", nargs="+", help="a run's artifact directory (one or more)"
+        "directories",
+        metavar="DIR",
+        nargs="+",
+        help="a run's artifact directory or its URL, e.g. s3://bucket/run (one or more)",
     )
     parser.add_argument(
         "-o",
         "--output",
         metavar="FILE",
-        help=f"where to write the page (default DIR/report.html; for several runs, "
-        f"{COMPARISON_FILE} in the current directory)",
+        help=f"where to write the page (default DIR/report.html, report.html in the current "
+        f"directory for a URL; for several runs, {COMPARISON_FILE} in the current directory)",
     )
     parser.set_defaults(run=run)
 
@@ -80,9 +85,9 @@ def run(args: argparse.Namespace) -> int:
         CommandError: if the output is a directory, a `DIR` is missing or holds no metric
             logs, or a run is given twice.
     """
-    directories = [Path(directory) for directory in args.directories]
-    if len(directories) == 1:
-        default = directories[0] / "report.html"
+    if len(args.directories) == 1:
+        local = not is_url(args.directories[0])
+        default = Path(args.directories[0]) / "report.html" if local else Path("report.html")
     else:
         default = Path(COMPARISON_FILE)
     output = Path(args.output) if args.output else default
@@ -90,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(
             f"{output} is a directory; pass a file name, e.g. {output / default.name}."
         )
-    atomic_write_bytes(output, _page(directories, output).encode("utf-8"))
+    with local_runs(args.directories, checkpoints=True) as directories:
+        page = _page(directories, output)
+    atomic_write_bytes(output, page.encode("utf-8"))
     print(f"Wrote {output} ({format_bytes(output.stat().st_size)})")
     return 0
 

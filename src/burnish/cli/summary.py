@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from burnish.cli.compare import ComparedRun, collect_runs, comparison_rows
 from burnish.cli.html import number
+from burnish.cli.remote import local_runs
 from burnish.cli.run_data import learner_summary
 
 __all__ = ["add_parser", "comparison_text", "learner_summary", "run"]
@@ -26,7 +26,10 @@ def add_parser(commands: Any) -> None:
         "and best value in every run.",
     )
     parser.add_argument(
-        "directories", metavar="DIR", nargs="+", help="a run's artifact directory (one or more)"
+        "directories",
+        metavar="DIR",
+        nargs="+",
+        help="a run's artifact directory or its URL, e.g. s3://bucket/run (one or more)",
     )
     parser.set_defaults(run=run)
 
@@ -42,11 +45,11 @@ def run(args: argparse.Namespace) -> int:
         CommandError: if a directory is missing, not a directory, or holds no metric logs, or
             a run is given twice.
     """
-    directories = [Path(directory) for directory in args.directories]
-    if len(directories) == 1:
-        print(learner_summary(directories[0]), end="")
-        return 0
-    print(comparison_text(collect_runs(directories)), end="")
+    with local_runs(args.directories, checkpoints=False) as directories:
+        if len(directories) == 1:
+            print(learner_summary(directories[0]), end="")
+            return 0
+        print(comparison_text(collect_runs(directories)), end="")
     return 0
 
 
