@@ -30,6 +30,7 @@ from typing_extensions import dataclass_transform
 
 from burnish.errors import ConfigError
 from burnish.io import atomic_write_bytes
+from burnish.storage.url import is_url
 
 __all__ = ["Config", "ConfigError", "config", "is_config", "registered_configs"]
 
@@ -42,13 +43,14 @@ _MARKER = "__burnish_config__"
 class Config:
     """Base class for type checkers: every `@config` class gets these methods."""
 
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the config as pretty JSON; returns the path."""
+    def save(self, path: str | os.PathLike) -> Path | str:
+        """Write the config as pretty JSON; returns the path (a URL such as
+        `"s3://bucket/run/config.json"`: written there, and returned as given)."""
         raise NotImplementedError  # every @config class gets the real method
 
     @classmethod
     def load(cls: type[T], path: str | os.PathLike) -> T:
-        """Read a config saved by `save`."""
+        """Read a config saved by `save` (from a path or a URL)."""
         raise NotImplementedError
 
     def to_dict(self) -> dict[str, Any]:
@@ -196,10 +198,15 @@ def _to_json(self: Any) -> str:
     return json.dumps(self.to_dict(), indent=2)
 
 
-def _save(self: Any, path: str | os.PathLike) -> Path:
+def _save(self: Any, path: str | os.PathLike) -> Path | str:
+    data = (self.to_json() + "\n").encode()
+    if is_url(path):  # a run's artifact directory on object storage
+        from burnish.storage.files import write_url
+
+        return write_url(str(path), data)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, (self.to_json() + "\n").encode())
+    atomic_write_bytes(path, data)
     return path
 
 
@@ -245,9 +252,8 @@ def _strip_optional(hint: Any) -> Any:
 
 
 def _load(cls: type[Any], path: str | os.PathLike) -> Any:
-    path = Path(path)
     try:
-        text = path.read_text()
+        text = _read_text(path)
     except FileNotFoundError:
         raise ConfigError(f"Config file {str(path)!r} does not exist.") from None
     except OSError as error:
@@ -263,6 +269,14 @@ def _load(cls: type[Any], path: str | os.PathLike) -> Any:
         return _decode_config(cls, data, "")
     except ConfigError as error:
         raise ConfigError(f"In config file {str(path)!r}: {error}") from None
+
+
+def _read_text(path: str | os.PathLike) -> str:
+    if is_url(path):
+        from burnish.storage.files import read_url
+
+        return read_url(str(path)).decode()
+    return Path(path).read_text()
 
 
 def _from_dict(cls: type[Any], data: dict[str, Any]) -> Any:
