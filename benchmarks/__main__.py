@@ -21,6 +21,7 @@ import traceback
 from pathlib import Path
 
 from benchmarks import harness
+from benchmarks.device_loops import CONTENDERS
 
 NAMES = (
     "overhead",
@@ -125,8 +126,36 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         choices=("guide", "resnet18", "gpt"),
         help="with --device: which models to run (default: all three)",
     )
+    parser.add_argument(
+        "--contenders",
+        nargs="+",
+        choices=CONTENDERS,
+        help="with --device: which contenders to run (default: all; plain always runs, "
+        "as the baseline)",
+    )
+    parser.add_argument(
+        "--lengths",
+        nargs=2,
+        type=int,
+        metavar=("SHORT", "LONG"),
+        help="with --device, overhead only: run every contender for SHORT and for LONG "
+        "iterations and report its time per iteration (the slope, which the targets hold) "
+        "and its fixed cost per fit (the intercept), e.g. --lengths 300 3000",
+    )
     parser.add_argument("--output", type=Path, default=Path(__file__).parent / "results.json")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.lengths is not None:
+        short, long = args.lengths
+        if not 0 < short < long:
+            parser.error(
+                f"--lengths takes two iteration counts, the shorter first: not {short} {long}"
+            )
+        if args.device is None:
+            parser.error(
+                "--lengths needs --device (the CPU overhead benchmark's epoch is MNIST's 937 "
+                "batches at most); to measure it on this CPU: --device cpu --lengths 300 3000"
+            )
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         not args.no_lightning,
         args.device,
         tuple(args.models) if args.models else None,
+        tuple(args.lengths) if args.lengths else None,
+        tuple(args.contenders) if args.contenders else None,
     )
     info = machine()
     print(
@@ -172,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
             "benchmarks": names,
             "device": args.device,
             "models": args.models,
+            "lengths": args.lengths,
+            "contenders": args.contenders,
         },
         "seconds": round(time.perf_counter() - started, 1),
         "rows": [vars(row) for row in rows],

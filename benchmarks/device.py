@@ -11,23 +11,18 @@ same order for every contender):
             library's bytes; "accuracy" is its next-byte accuracy (Adam here, as every model of
             this benchmark: the full recipe is `benchmarks/language_model.py`'s).
 
-Contenders, one fresh process each, alternating:
-
-  plain           `torch.optim.Adam(foreach)`, `zero_grad` / `backward` / `step`, loss and
-                  accuracy summed on the device, read once per epoch;
-  custom          burnish's custom loop: `bn.backward` -> `GradientsParams` -> `optim.step`;
-  learner         the Learner with Accuracy + Loss metrics, file loggers, the CLI renderer;
-  learner-bf16    the same with `mixed_precision("bf16")`;
-  learner-graphs  the same with `compile(step=True, mode="reduce-overhead")` (on a CPU, where
-                  there are no CUDA graphs: `compile(step=True, backend="aot_eager")`, to
-                  prove the path only);
-  lightning       PyTorch Lightning, when installed (informational).
+The contenders, one fresh process each, alternating, are `benchmarks/device_loops.py`'s: plain
+(and plain-bf16, its autocast peer), custom, learner, learner-bf16, learner-graphs, lightning.
+A run longer than the data (MNIST holds 937 batches of 64) goes round the same batches again.
 
 The timed region is `epochs` epochs of training (and, for `time_to_accuracy`, validation
 after each), after a warm-up of `WARMUP` iterations that every contender runs first on its own
 copy of the model (CUDA context, cuDNN autotuning, torch's compile caches; learner-graphs
 still traces its step again in the timed run, from warm caches). Targets, on a GPU: learner /
-plain <= 1.03 on every model, learner-graphs / plain <= 0.7 on the guide model.
+plain <= 1.03 on every model, learner-bf16 / plain-bf16 <= 1.03, learner-graphs / plain <= 0.7
+on the guide model. With `--lengths SHORT LONG` (overhead only) every contender runs at both
+lengths and the table shows its time per iteration (the slope, which the targets then hold)
+and its fixed cost per fit (the intercept): `benchmarks/two_lengths.py`.
 
     .venv/bin/python -m benchmarks.device child learner --model guide --device cuda
 """
@@ -37,70 +32,82 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import tempfile
 import time
 from typing import Any
 
-from benchmarks import harness
+from benchmarks import harness, two_lengths
+from benchmarks.device_loops import CONTENDERS, contender, synchronize
 from benchmarks.models import gpt, gpt_config, resnet18
 
-CONTENDERS = ("plain", "custom", "learner", "learner-bf16", "learner-graphs", "lightning")
 MODELS = {"guide": 64, "resnet18": 256, "gpt": 32}  # model -> batch size
-LR, SEED, WARMUP = 1e-3, 42, 5
+# Distinct train batches on the device at most (at the benchmark's batch size): MNIST's 60,000
+# images, 1,000 of the GPT's windows, 300 of the ResNet's random images; a longer run goes round.
+DISTINCT = {"guide": 60000 // 64, "resnet18": 300, "gpt": 1000}
+SEED, WARMUP = 42, 5
 TARGETS = {
     "guide": {"learner": harness.at_most(1.03), "learner-graphs": harness.at_most(0.7)},
     "resnet18": {"learner": harness.at_most(1.03)},
     "gpt": {"learner": harness.at_most(1.03)},
 }
+BF16_TARGET = {"learner-bf16": harness.at_most(1.03)}  # against plain-bf16, on a GPU
 
 
 def run(settings: harness.Settings, log, benchmark: str = "overhead") -> list[harness.Row]:
-    """Every contender on both models, `settings.runs` times each, alternating."""
+    """Every contender on every model, `settings.runs` times each, alternating; with
+    `settings.lengths` (overhead only), at both lengths: per-iteration and fixed costs."""
     device = settings.device
+    assert device is not None
     iterations = settings.iterations or (50 if settings.quick else 200)
     epochs = 1 if benchmark == "overhead" else (1 if settings.quick else 3)
     lightning = settings.lightning and harness.lightning_available()
-    names = [n for n in CONTENDERS if n != "lightning" or lightning]
+    chosen = {"plain", *settings.contenders} if settings.contenders else set(CONTENDERS)
+    names = [n for n in CONTENDERS if n in chosen and (n != "lightning" or lightning)]
+    on_gpu = device.startswith("cuda")
     rows: list[harness.Row] = []
     for model in settings.models or MODELS:
-        contenders = {
-            name: (
-                lambda name=name, model=model: harness.run_child(
-                    harness.module_argv(
-                        "device",
-                        name,
-                        "--model",
-                        model,
-                        "--device",
-                        device,
-                        "--iterations",
-                        iterations,
-                        "--epochs",
-                        epochs,
-                        "--threads",
-                        settings.threads,
-                        "--benchmark",
-                        benchmark,
-                    ),
-                    settings.threads,
-                )
-            )
-            for name in names
-        }
-        log(f"{benchmark} on {device}, {model}: {iterations} it x {epochs} epoch(s), {names}")
-        results = harness.alternate(contenders, settings.runs, log)
+
+        def child(name: str, n: int, model: str = model) -> dict[str, Any]:
+            argv = harness.module_argv(
+                "device", name, "--model", model, "--device", device, "--iterations", n,
+                "--epochs", epochs, "--threads", settings.threads, "--benchmark", benchmark,
+            )  # fmt: skip
+            return harness.run_child(argv, settings.threads)
+
         label = f"{benchmark} {device} {model}"
-        targets = TARGETS[model] if device.startswith("cuda") else {}
-        rows += harness.rows_for(label, results, "seconds", "time", "s", "plain", targets)
-        for row in rows[-len(names) :]:
+        targets = TARGETS[model] if on_gpu else {}
+        if settings.lengths is not None and benchmark == "overhead":
+            log(f"{label}: {settings.lengths[0]} and {settings.lengths[1]} it, {names}")
+            children = {name: (lambda n, name=name: child(name, n)) for name in names}
+            lines = two_lengths.measure(children, settings.lengths, settings.runs, log)
+            rows += two_lengths.rows(label, lines, "plain", targets)
+            rows += _bf16_rows(label, lines, "ms_per_iteration", "per iteration", "ms", on_gpu)
+            continue
+        log(f"{label}: {iterations} it x {epochs} epoch(s), {names}")
+        contenders = {name: (lambda name=name: child(name, iterations)) for name in names}
+        results = harness.alternate(contenders, settings.runs, log)
+        timed = harness.rows_for(label, results, "seconds", "time", "s", "plain", targets)
+        for row in timed:
             accuracy = harness.median([r["accuracy"] for r in results[row.contender]])
             notes = [] if math.isnan(accuracy) else [f"acc {accuracy:.2f}%"]  # overhead: none
             if row.contender == "lightning":
                 notes.append("informational")
-            if not device.startswith("cuda"):
+            if not on_gpu:
                 notes.append("not a GPU: no CUDA graphs, no GPU targets")
             row.note = "; ".join(notes)
+        rows += timed + _bf16_rows(label, results, "seconds", "time", "s", on_gpu)
     return rows
+
+
+def _bf16_rows(label, results, key, measure, unit, on_gpu: bool) -> list[harness.Row]:
+    """learner-bf16 against its peer, the plain loop under the same autocast."""
+    pair = {name: results[name] for name in ("plain-bf16", "learner-bf16") if name in results}
+    if len(pair) < 2:
+        return []
+    rows = harness.rows_for(
+        label, pair, key, f"{measure} vs plain-bf16", unit, "plain-bf16",
+        BF16_TARGET if on_gpu else {},
+    )  # fmt: skip
+    return [row for row in rows if row.contender == "learner-bf16"]
 
 
 # -- the models and data (in the child) ---------------------------------------------------------
@@ -120,9 +127,12 @@ def model_for(name: str, device):
 
 
 class DeviceBatches:
-    """Batches sliced from tensors already on the device, in a fixed shuffled order."""
+    """Batches sliced from tensors already on the device, in a fixed shuffled order; with
+    `batches` more than the data holds, the same batches again, in the same order."""
 
-    def __init__(self, images, targets, batch_size: int, shuffle: bool) -> None:
+    def __init__(
+        self, images, targets, batch_size: int, shuffle: bool, batches: int | None = None
+    ) -> None:
         import torch
 
         from examples.mnist.data import MnistBatch
@@ -133,13 +143,16 @@ class DeviceBatches:
         n = len(targets)
         order = torch.randperm(n, generator=generator) if shuffle else torch.arange(n)
         self.order = order.to(images.device)
-        self.dataset = range(n)
+        self.distinct = -(-n // batch_size)
+        self.batches = batches or self.distinct
+        self.dataset = range(min(n, self.batches * batch_size))
 
     def __len__(self) -> int:
-        return -(-len(self.targets) // self.batch_size)
+        return self.batches
 
     def __iter__(self):
-        for start in range(0, len(self.targets), self.batch_size):
+        for i in range(self.batches):
+            start = (i % self.distinct) * self.batch_size
             index = self.order[start : start + self.batch_size]
             targets = self.targets[index]  # a sequence's: every position's, flattened
             yield self.batch_type(
@@ -148,12 +161,14 @@ class DeviceBatches:
 
 
 def data_for(name: str, device, iterations: int, batch: int | None = None):
-    """(train batches, valid batches) on `device`: `iterations` train batches, up to 8 valid,
-    of `batch` examples (the model's benchmark batch size by default)."""
+    """(train batches, valid batches) on `device`: `iterations` train batches (of at most
+    `DISTINCT[name]` distinct ones, then the same again), up to 8 valid, of `batch` examples
+    (the model's benchmark batch size by default)."""
     import numpy as np
     import torch
 
     batch, valid_batches = batch or MODELS[name], min(8, max(2, iterations))
+    distinct = min(iterations, DISTINCT[name] * MODELS[name] // batch)
     if name == "guide":
         from burnish.data.dataset.vision import MnistDataset
 
@@ -163,14 +178,14 @@ def data_for(name: str, device, iterations: int, batch: int | None = None):
             images = torch.as_tensor(dataset.images[:n].copy()).float().div(255).sub(MEAN)
             return images.div(STD).to(device), torch.as_tensor(dataset.labels[:n]).to(device)
 
-        train = tensors(MnistDataset.train(), min(iterations * batch, 60000))
+        train = tensors(MnistDataset.train(), distinct * batch)
         valid = tensors(MnistDataset.test(), valid_batches * batch)
     elif name == "gpt":
         from examples.language_model.data import Corpus
 
         length = gpt_config().context_length
-        corpus = Corpus.stdlib(length, max_train_bytes=(iterations * batch + 1) * length)
-        count = min(iterations * batch, len(corpus.train))
+        corpus = Corpus.stdlib(length, max_train_bytes=(distinct * batch + 1) * length)
+        count = min(distinct * batch, len(corpus.train) // batch * batch)
 
         def tensors(dataset, n):
             windows = torch.from_numpy(dataset.get_stacked(np.arange(n)).astype(np.int64))
@@ -185,155 +200,8 @@ def data_for(name: str, device, iterations: int, batch: int | None = None):
             images = torch.randn(n, 3, 32, 32, generator=generator)
             return images.to(device), torch.randint(0, 10, (n,), generator=generator).to(device)
 
-        train, valid = tensors(iterations * batch), tensors(valid_batches * batch)
-    return DeviceBatches(*train, batch, True), DeviceBatches(*valid, batch, False)
-
-
-def synchronize(device) -> None:
-    import torch
-
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-# -- the contenders -----------------------------------------------------------------------------
-
-
-def plain(model, train, valid, epochs: int, device, validate: bool) -> float:
-    import torch
-    import torch.nn.functional as F
-
-    optimizer = torch.optim.Adam(model.parameters(), lr=LR, foreach=True)
-    correct = torch.zeros((), dtype=torch.int64, device=device)
-    for _ in range(epochs):
-        model.train()
-        loss_sum = torch.zeros((), device=device)
-        for batch in train:
-            output = model(batch.images)
-            loss = F.cross_entropy(output, batch.targets)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            loss_sum += loss.detach()
-        if validate:
-            correct = _validate(model, valid, device)
-    synchronize(device)
-    return _accuracy(correct, valid) if validate else float("nan")
-
-
-def custom(model, train, valid, epochs: int, device, validate: bool) -> float:
-    import torch
-    import torch.nn.functional as F
-
-    import burnish as bn
-    from burnish.optim import AdamConfig, GradientsParams
-
-    optim = AdamConfig(epsilon=1e-8).init()
-    correct = torch.zeros((), dtype=torch.int64, device=device)
-    for _ in range(epochs):
-        model.train()
-        loss_sum = torch.zeros((), device=device)
-        for batch in train:
-            loss = F.cross_entropy(model(batch.images), batch.targets)
-            model = optim.step(LR, model, GradientsParams.from_grads(bn.backward(loss), model))
-            loss_sum += loss.detach()
-        if validate:
-            correct = _validate(bn.valid(model), valid, device)
-    synchronize(device)
-    return _accuracy(correct, valid) if validate else float("nan")
-
-
-def _validate(model, valid, device):
-    import torch
-
-    model.eval()
-    correct = torch.zeros((), dtype=torch.int64, device=device)
-    with torch.no_grad():
-        for batch in valid:
-            correct += (model(batch.images).argmax(dim=1) == batch.targets).sum()
-    return correct
-
-
-def _accuracy(correct, valid) -> float:
-    return 100 * correct.item() / valid.targets.numel()
-
-
-def learner(model, train, valid, epochs: int, device, validate: bool, configure=None) -> float:
-    from burnish.optim import AdamConfig
-    from burnish.train import LearnerBuilder
-    from burnish.train.metric import AccuracyMetric, LossMetric
-    from burnish.train.renderer import CliMetricsRenderer
-
-    with tempfile.TemporaryDirectory(prefix="burnish-device-") as workdir:
-        builder = (
-            LearnerBuilder(workdir)
-            .metric_train_numeric(AccuracyMetric())
-            .metric_valid_numeric(AccuracyMetric())
-            .metric_train_numeric(LossMetric())
-            .metric_valid_numeric(LossMetric())
-            .renderer(CliMetricsRenderer())
-            .num_epochs(epochs)
-            .devices([device])
-        )
-        if configure is not None:
-            builder = configure(builder)
-        learner = builder.build(model, AdamConfig(epsilon=1e-8).init(), LR)
-        # The overhead benchmark trains without validation, as its plain loop does.
-        result = learner.fit(train, valid if validate else None)
-        synchronize(device)
-        if not validate:
-            return float("nan")
-        return _accuracy(_validate(result.model, valid, device), valid)
-
-
-def lightning(model, train, valid, epochs: int, device, validate: bool) -> float:
-    import lightning as L
-    import torch
-    import torch.nn.functional as F
-
-    class Module(L.LightningModule):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def training_step(self, batch, index):
-            loss = F.cross_entropy(self.model(batch.images), batch.targets)
-            self.log("train_loss", loss, prog_bar=True, batch_size=len(batch.targets))
-            return loss
-
-        def configure_optimizers(self):
-            return torch.optim.Adam(self.parameters(), lr=LR, foreach=True)
-
-    with tempfile.TemporaryDirectory(prefix="burnish-device-") as workdir:
-        trainer = L.Trainer(
-            max_epochs=epochs,
-            accelerator="gpu" if device.type == "cuda" else "cpu",
-            devices=1,
-            logger=False,
-            enable_checkpointing=False,
-            default_root_dir=workdir,
-            enable_model_summary=False,
-        )
-        trainer.fit(Module(), train)
-    synchronize(device)
-    return _accuracy(_validate(model, valid, device), valid) if validate else float("nan")
-
-
-def _graphs(device):
-    if device.type == "cuda":
-        return lambda b: b.compile(step=True, mode="reduce-overhead")
-    return lambda b: b.compile(step=True, backend="aot_eager")
-
-
-def contender(name: str, device):
-    """The function that trains with contender `name`."""
-    import functools
-
-    if name == "learner-bf16":
-        return functools.partial(learner, configure=lambda b: b.mixed_precision("bf16"))
-    if name == "learner-graphs":
-        return functools.partial(learner, configure=_graphs(device))
-    return {"plain": plain, "custom": custom, "learner": learner, "lightning": lightning}[name]
+        train, valid = tensors(distinct * batch), tensors(valid_batches * batch)
+    return DeviceBatches(*train, batch, True, iterations), DeviceBatches(*valid, batch, False)
 
 
 def child(argv: list[str]) -> None:

@@ -35,6 +35,8 @@ class Settings:
     lightning: bool = True  # run the informational Lightning contender when installed
     device: str | None = None  # `--device`: overhead and time_to_accuracy run benchmarks.device
     models: tuple[str, ...] | None = None  # `--models`: which of benchmarks.device's models
+    lengths: tuple[int, int] | None = None  # `--lengths`: overhead per iteration and per fit
+    contenders: tuple[str, ...] | None = None  # `--contenders`: a selection of benchmarks.device's
 
 
 @dataclasses.dataclass

@@ -35,8 +35,9 @@ def test_every_guide_contender_trains_the_same_batches_to_the_same_accuracy() ->
     accuracies = {name: result["accuracy"] for name, result in results.items()}
     assert len(set(accuracies.values())) == 1, accuracies  # same data, weights, steps
     assert all(result["device"] == "cpu" and result["seconds"] > 0 for result in results.values())
-    bf16 = _child("learner-bf16", "guide")
-    assert abs(bf16["accuracy"] - accuracies["plain"]) < 5.0
+    for name in ("learner-bf16", "plain-bf16"):  # the Learner's autocast and its plain peer
+        bf16 = _child(name, "guide")
+        assert abs(bf16["accuracy"] - accuracies["plain"]) < 5.0, name
 
 
 @pytest.mark.timeout(600)
@@ -78,3 +79,44 @@ def test_the_language_model_gpt_trains_the_same_under_every_eager_loop() -> None
     accuracies = {name: result["accuracy"] for name, result in results.items()}
     assert len(set(accuracies.values())) == 1, accuracies  # same windows, weights, steps
     assert 0 < accuracies["plain"] < 100
+
+
+def test_two_lengths_split_the_fixed_cost_from_the_cost_per_iteration() -> None:
+    from benchmarks import two_lengths
+
+    # 2 s once, then 5 ms an iteration: 300 it -> 3.5 s, 3000 it -> 17 s
+    slope, fixed = two_lengths.fit_line((300, 3000), (3.5, 17.0))
+    assert slope == pytest.approx(0.005) and fixed == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="the first the shorter"):
+        two_lengths.fit_line((3000, 300), (17.0, 3.5))
+    runs = {name: [{"ms_per_iteration": ms, "fixed_s": s}] for name, ms, s in
+            (("plain", 5.0, 0.1), ("learner", 5.1, 0.6))}  # fmt: skip
+    rows = two_lengths.rows("overhead cuda guide", runs, "plain", {})
+    learner = next(r for r in rows if r.contender == "learner" and r.measure == "per iteration")
+    assert learner.ratio == pytest.approx(1.02)
+    fixed_row = next(r for r in rows if r.contender == "learner" and r.measure == "fixed cost")
+    assert fixed_row.note == "+0.500 s over plain per fit"
+
+
+def test_the_cli_takes_two_lengths_only_with_a_device_and_a_selection_of_contenders() -> None:
+    from benchmarks import __main__ as cli
+
+    args = cli.parse(["--device", "cpu", "--lengths", "300", "3000", "--contenders", "learner"])
+    assert args.lengths == [300, 3000] and args.contenders == ["learner"]
+    for wrong in (["--lengths", "300", "3000"], ["--device", "cpu", "--lengths", "300", "30"]):
+        with pytest.raises(SystemExit):
+            cli.parse(wrong)
+    with pytest.raises(SystemExit):
+        cli.parse(["--device", "cpu", "--contenders", "learner-fp8"])
+
+
+def test_a_run_longer_than_the_data_goes_round_the_same_batches() -> None:
+    import torch
+    from benchmarks.device import DeviceBatches
+
+    images, targets = torch.arange(12.0).reshape(6, 2), torch.arange(6)
+    batches = list(DeviceBatches(images, targets, 2, True, batches=7))
+    assert len(batches) == 7 and all(len(b.targets) == 2 for b in batches)
+    firsts = [b.targets.tolist() for b in batches]
+    assert firsts[3:6] == firsts[0:3] and firsts[6] == firsts[0]  # 3 distinct, then again
+    assert sorted(i for batch in firsts[:3] for i in batch) == list(range(6))  # once a pass
