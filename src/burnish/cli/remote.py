@@ -1,7 +1,7 @@
 """A run or a record file named by URL (`s3://bucket/run`): the commands that read one
 (`summary`, `report`, `inspect`) download it to a temporary directory first, and read that.
 
-A run is pulled as a run starting on a fresh machine pulls it (burnish.storage.pull): its
+A run is pulled as a run starting on a fresh machine pulls it (burnish.storage.download): its
 logs and files, and, for `report`, its committed checkpoints (never one whose marker is
 missing). Credentials and endpoint come from the environment as for training (for S3, boto's
 `AWS_*` variables). Nothing is written to the store; its run lock is not taken.

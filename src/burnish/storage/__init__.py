@@ -16,10 +16,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from burnish.storage.download import Pulled, pull
     from burnish.storage.errors import LockLostError, RemoteLockedError, StorageError
     from burnish.storage.lock import ObjectLock
     from burnish.storage.mirror import Mirror, SyncStats
-    from burnish.storage.pull import Pulled, pull
     from burnish.storage.remote_dir import RemoteArtifactDir
     from burnish.storage.store import ObjectStore
     from burnish.storage.url import check_not_collapsed, is_url, staging_dir
@@ -31,8 +31,8 @@ _LAZY = {
     "ObjectLock": "burnish.storage.lock",
     "Mirror": "burnish.storage.mirror",
     "SyncStats": "burnish.storage.mirror",
-    "Pulled": "burnish.storage.pull",
-    "pull": "burnish.storage.pull",
+    "Pulled": "burnish.storage.download",
+    "pull": "burnish.storage.download",
     "RemoteArtifactDir": "burnish.storage.remote_dir",
     "ObjectStore": "burnish.storage.store",
     "check_not_collapsed": "burnish.storage.url",

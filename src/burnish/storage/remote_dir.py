@@ -17,9 +17,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from burnish.storage.download import Pulled, pull
 from burnish.storage.lock import ObjectLock, lease_seconds
 from burnish.storage.mirror import Mirror, SyncStats
-from burnish.storage.pull import Pulled, pull
 from burnish.storage.store import ObjectStore, filesystem_class
 from burnish.storage.url import normalized, protocol_of, staging_dir
 
