@@ -31,6 +31,7 @@ PUBLIC = {
     "burnish.nn": ["burnish.nn.loss"],
     "burnish.nn.loss": ["burnish.nn.loss"],
     "burnish.vision": ["burnish.vision"],
+    "burnish.export": ["burnish.export"],
     "burnish.train": ["burnish.train"],
     "burnish.train.metric": ["burnish.train.metric"],
     "burnish.train.metric.vision": ["burnish.train.metric.vision"],
