@@ -120,3 +120,29 @@ def test_a_run_longer_than_the_data_goes_round_the_same_batches() -> None:
     firsts = [b.targets.tolist() for b in batches]
     assert firsts[3:6] == firsts[0:3] and firsts[6] == firsts[0]  # 3 distinct, then again
     assert sorted(i for batch in firsts[:3] for i in batch) == list(range(6))  # once a pass
+
+
+def test_the_gpu_check_runs_every_part_and_names_tests_that_exist(tmp_path) -> None:
+    from benchmarks import gpu_check
+
+    cuda = gpu_check.parts(_check_args(tmp_path, "cuda", small=False))
+    names = [name for name, _ in cuda]
+    assert names == [
+        "profile", "lengths_guide", "overhead_guide", "overhead_gpt", "overhead_resnet18",
+        "graphs_gpt", "cuda_tests",
+    ]  # fmt: skip
+    lengths = dict(cuda)["lengths_guide"]
+    assert lengths[lengths.index("--lengths") + 1 :][:2] == ["300", "3000"]
+    assert "--runs" in lengths and lengths[lengths.index("--runs") + 1] == "2"
+    for node in gpu_check.CUDA_TESTS:  # each names a file and a test in it
+        path, _, test = node.partition("::")
+        assert (REPO / path).exists(), node
+        assert not test or f"def {test}(" in (REPO / path).read_text(), node
+    cpu = dict(gpu_check.parts(_check_args(tmp_path, "cpu", small=True)))
+    assert "cuda_tests" not in cpu and "overhead_resnet18" not in cpu
+
+
+def _check_args(tmp_path, device: str, small: bool):
+    import argparse
+
+    return argparse.Namespace(out=tmp_path, device=device, small=small)
