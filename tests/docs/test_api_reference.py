@@ -39,6 +39,7 @@ PUBLIC = {
     "burnish.train.checkpoint": ["burnish.train.checkpoint"],
     "burnish.train.renderer": ["burnish.train.renderer"],
     "burnish.cli": ["burnish.cli"],
+    "burnish.tune": ["burnish.tune"],
 }
 #: names whose defining module `__module__` does not tell.
 DEFINED_IN = {"__version__": "burnish._version"}

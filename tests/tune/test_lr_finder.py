@@ -189,6 +189,8 @@ def test_errors_name_what_is_wrong():
         lr_find(torch.nn.Linear(2, 2), optim, train_loader())
     with pytest.raises(TypeError, match="needs the train data"):
         lr_find(model, optim, None)
+    with pytest.raises(TypeError, match=r"Received: Adam\. Use burnish\.optim's config"):
+        lr_find(model, torch.optim.Adam(model.parameters()), train_loader())
 
     class NoLoss(type(model)):
         def train_step(self, batch):

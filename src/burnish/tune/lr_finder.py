@@ -88,6 +88,7 @@ def lr_find(
     check_beta(beta)
     check_threshold(early_stop_threshold)
     step = _train_step(model)
+    _check_optim(optim)
     if device is not None:
         model.to(device)
     batches = _batches(dataloader, _device_of(model))
@@ -194,6 +195,19 @@ def _train_step(model: nn.Module) -> Any:
             "bn.backward(loss), item)`)."
         )
     return step
+
+
+def _check_optim(optim: Any) -> None:
+    if not all(
+        callable(getattr(optim, name, None)) for name in ("step", "to_record", "load_record")
+    ):
+        raise TypeError(
+            "lr_find steps the model with a burnish optimizer (`optim.step(lr, model, grads)`, "
+            "its state put back with `to_record`/`load_record`), e.g. `AdamConfig().init()`. "
+            f"Received: {type(optim).__name__}."
+            + (" Use burnish.optim's config of the same optimizer instead of torch.optim's."
+               if isinstance(optim, torch.optim.Optimizer) else "")
+        )  # fmt: skip
 
 
 def _device_of(model: nn.Module) -> torch.device:
