@@ -41,6 +41,8 @@ PUBLIC = {
     "burnish.cli": ["burnish.cli"],
     "burnish.tune": ["burnish.tune"],
 }
+#: train/'s packages by role (its README): internal, their public names re-exported by it.
+INTERNAL_TRAIN = ("settings", "loop", "components", "parallel", "report")
 #: names whose defining module `__module__` does not tell.
 DEFINED_IN = {"__version__": "burnish._version"}
 _DIRECTIVE = re.compile(r"^:::\s+([\w.]+)\s*$", re.MULTILINE)
@@ -83,8 +85,8 @@ def test_every_public_subpackage_is_listed() -> None:
             continue
         if info.name.startswith("burnish.train.renderer.tui"):
             continue  # internal: the dashboard is `TuiMetricsRenderer` of its parent
-        if info.name == "burnish.train.settings":
-            continue  # internal: the groups of `LearnerOptions` and the builders' setters
+        if info.name in {f"burnish.train.{role}" for role in INTERNAL_TRAIN}:
+            continue  # internal roles of train/; their public names are `burnish.train`'s
         if info.name.startswith(
             (
                 "burnish.record.formats",

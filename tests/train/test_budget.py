@@ -215,17 +215,17 @@ def test_the_budget_counts_epochs_from_where_the_run_stands():
         )
 
     budget = StepBudget(None, 23)
-    assert budget.epochs(state(1, 0, 0), 10) == 3
-    assert budget.epochs(state(3, 2, 22), 10) == 3
-    assert budget.epochs(state(3, 3, 23), 10) == 3  # spent: the epoch closes
-    assert budget.epochs(state(2, 10, 20, phase=Phase.VALID), 10) == 3
-    assert budget.epochs(state(2, 4, 14), 5) == 4  # another world size: 5 batches an epoch
-    assert StepBudget(2, 23).epochs(state(1, 0, 0), 10) == 2
-    assert StepBudget(5, None).epochs(state(1, 0, 0), 10) == 5
+    assert budget.last_epoch(state(1, 0, 0), 10) == 3
+    assert budget.last_epoch(state(3, 2, 22), 10) == 3
+    assert budget.last_epoch(state(3, 3, 23), 10) == 3  # spent: the epoch closes
+    assert budget.last_epoch(state(2, 10, 20, phase=Phase.VALID), 10) == 3
+    assert budget.last_epoch(state(2, 4, 14), 5) == 4  # another world size: 5 batches an epoch
+    assert StepBudget(2, 23).last_epoch(state(1, 0, 0), 10) == 2
+    assert StepBudget(5, None).last_epoch(state(1, 0, 0), 10) == 5
     accumulating = StepBudget(None, 7, accumulation=3)  # 21 iterations
-    assert accumulating.epochs(state(1, 0, 0), 10) == 3
-    assert accumulating.epochs(state(2, 10, 3, accumulated=2, phase=Phase.VALID), 10) == 3
-    assert accumulating.epochs(state(1, 0, 0), 21) == 1
+    assert accumulating.last_epoch(state(1, 0, 0), 10) == 3
+    assert accumulating.last_epoch(state(2, 10, 3, accumulated=2, phase=Phase.VALID), 10) == 3
+    assert accumulating.last_epoch(state(1, 0, 0), 21) == 1
 
 
 def test_a_budget_over_an_empty_training_loader_says_what_to_do(tmp_path):

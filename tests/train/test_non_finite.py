@@ -25,6 +25,7 @@ from burnish.train.components.non_finite import NonFiniteWatch, loss_of
 from burnish.train.logger import FileMetricLogger
 from burnish.train.metric import LossInput, MetricMetadata, Progress
 from burnish.train.renderer import CliMetricsRenderer
+from burnish.train.split import Split
 
 from tests.train.helpers import Mlp, builder, loaders
 
@@ -205,9 +206,9 @@ def test_the_watch_says_the_first_non_finite_loss_once_at_any_drains(losses, mod
     watch = NonFiniteWatch(mode, say=said.append)
     for iteration, value in enumerate(losses, 1):
         item = object() if value is None else LossInput(torch.tensor(value, dtype=torch.float64))
-        watch.note(item, _metadata(iteration))
+        watch.note(Split.TRAIN, 0, item, _metadata(iteration))
         if iteration % drain_every == 0 or iteration == len(losses):
-            watch.drained([float(v) for v in watch.pending()])
+            watch.drained(Split.TRAIN, own=[float(v) for v in watch.pending(Split.TRAIN)])
     bad = [i for i, v in enumerate(losses, 1) if v is not None and not math.isfinite(v)]
     assert len(said) == (1 if bad else 0)
     if bad:

@@ -31,8 +31,8 @@ from burnish.train.checkpoint.resume import ResumeFrom, ResumePoint, find_resume
 from burnish.train.checkpoint.retention import Retention
 from burnish.train.checkpoint.run_end import Resumed, RunEnd, resume_line
 from burnish.train.checkpoint.snapshot import host_snapshot
+from burnish.train.checkpoint.strategy_rule import stopping_rule
 from burnish.train.loop.position import Phase
-from burnish.train.loop.state import stopping_rule
 from burnish.train.report.announce import Announcer
 from burnish.train.split import Split
 

@@ -30,9 +30,9 @@ every checkpoint and loaded on resume, so its state continues exactly.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from burnish.train.split import Split
 
@@ -48,6 +48,7 @@ __all__ = [
     "FitStartEvent",
     "IterationEndEvent",
     "ListenerEvent",
+    "SplitEvent",
     "TrainingListener",
     "ValidationEndEvent",
 ]
@@ -76,6 +77,33 @@ class ListenerEvent:
         self.interrupter.stop(reason)
 
 
+LogValue = Callable[[str, Any], None]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SplitEvent(ListenerEvent):
+    """An event of a split's iteration or epoch: values can be logged beside its metrics."""
+
+    log_to: LogValue | None = dataclasses.field(default=None, repr=False, compare=False)
+
+    def log(self, name: str, value: Any) -> None:
+        """Log `value` (a number or a one-element tensor) as `name` in this event's split.
+
+        Lightning's `self.log` in a callback: the value is written to the split's metric log
+        (`<split>/epoch-N/<name>.log`, one line per call) and its epoch value (the mean of
+        the epoch's values) joins the metrics' epoch values: in the summary, on the dashboard
+        and in every tracker. Logged at `on_epoch_end`/`on_validation_end`, it is that epoch's
+        value; logged at `on_iteration_end`, one entry of the epoch. A tensor is read back
+        (one sync): log them at read-backs (`event.values is not None`) or at epoch ends.
+
+        Raises:
+            ValueError: if `name` is a metric of the split, or `value` not one number.
+        """
+        if self.log_to is None:
+            raise RuntimeError("event.log works only during fit, in the listener's own call.")
+        self.log_to(name, value)
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class FitStartEvent(ListenerEvent):
     """Training is about to start (or continue, when `resumed`).
@@ -94,7 +122,7 @@ class FitStartEvent(ListenerEvent):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class IterationEndEvent(ListenerEvent):
+class IterationEndEvent(SplitEvent):
     """An iteration of `split` ended.
 
     Attributes:
@@ -114,7 +142,7 @@ class IterationEndEvent(ListenerEvent):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class EpochEndEvent(ListenerEvent):
+class EpochEndEvent(SplitEvent):
     """The training split of `epoch` ended (validation comes next).
 
     Attributes:
@@ -131,7 +159,7 @@ class EpochEndEvent(ListenerEvent):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ValidationEndEvent(ListenerEvent):
+class ValidationEndEvent(SplitEvent):
     """A validation ended; its checkpoint and early stopping's decision come next.
 
     Attributes:

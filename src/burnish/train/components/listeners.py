@@ -1,10 +1,11 @@
-"""`Listeners`: the run's `TrainingListener`s, called by `Run` and checkpointed with its state.
+"""`Listeners`: the run's `TrainingListener`s as one component, checkpointed with the run.
 
-`Run` tells it what happened in the loop's terms (a split, the metadata of an iteration, the
-epoch values the processor returned); it builds the events from the run's `TrainingState`
+The loop tells it what happened in its terms (a split, the metadata of an iteration, the
+epoch values the processor read back); it builds the events from the run's `TrainingState`
 (epoch, global step, model) and calls each listener of this rank: all of them on rank 0,
 those with `all_ranks = True` elsewhere. It adds nothing to the device: the values it passes
-on are the ones the processor already read back.
+on are the ones the processor already read back. The split events' `log` writes through the
+run's processor (`MetricsProcessor.log`).
 
 A validation interrupted midway is redone on resume (its metrics and log lines are dropped),
 so the stateful listeners' records are taken at each validation's start and put back when one
@@ -16,10 +17,11 @@ from __future__ import annotations
 import copy
 import logging
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from burnish.train.components.component import Component
 from burnish.train.components.listener import (
     CheckpointEvent,
     EpochEndEvent,
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from burnish.train.checkpoint.file import CheckpointId
     from burnish.train.interrupter import Interrupter
     from burnish.train.loop.result import TrainingResult
-    from burnish.train.loop.state import TrainingState
+    from burnish.train.loop.run import Run
     from burnish.train.metric.base import MetricMetadata
 
 __all__ = ["Listeners", "is_stateful"]
@@ -50,7 +52,7 @@ def is_stateful(listener: object) -> bool:
     )
 
 
-class Listeners:
+class Listeners(Component):
     """The listeners this rank calls, in the order they were added.
 
     Args:
@@ -59,6 +61,8 @@ class Listeners:
         is_main: whether this is rank 0, which calls every listener; other ranks call those
             with `all_ranks = True`.
     """
+
+    key: ClassVar[str | None] = "listeners"
 
     def __init__(
         self, listeners: Sequence[TrainingListener], interrupter: Interrupter, is_main: bool
@@ -69,23 +73,23 @@ class Listeners:
             if is_main or listener.all_ranks
         ]
         self.interrupter = interrupter
-        self.state: TrainingState | None = None
+        self.run: Run | None = None
         self._before_validation: dict[str, Any] = {}
 
-    def bind(self, state: TrainingState) -> None:
-        """Read positions, the global step and the model from `state`."""
-        self.state = state
+    def bind(self, run: Run) -> None:
+        self.run = run
 
     # -- the run's moments -----------------------------------------------------------------
 
-    def fit_start(self, num_epochs: int, resumed: bool) -> None:
+    def fit_start(self, resumed: bool) -> None:
         if not self.active:
             return
-        state = self._state()
+        run = self._run()
+        state = run.state
         event = FitStartEvent(
             **self._common(state.position.epoch),
             iteration=state.position.iteration,
-            num_epochs=num_epochs,
+            num_epochs=run.num_epochs,
             resumed=resumed,
             model=state.model,
         )
@@ -103,64 +107,58 @@ class Listeners:
             iteration=metadata.iteration,
             lr=metadata.lr,
             values=None if values is None else _read_only(values),
-            model=self._state().model,
+            model=self._run().state.model,
+            log_to=self._log_to(split, metadata.epoch),
         )
         for listener in self._listeners():
             listener.on_iteration_end(event)
 
-    def epoch_end(self, epoch: int, values: Mapping[str, float]) -> None:
-        """The training split of `epoch` ended with these epoch values."""
+    def split_end(self, split: Split, epoch: int, values: MutableMapping[str, float]) -> None:
+        """The train split of `epoch` ended (`on_epoch_end`), or validation `epoch` did
+        (`on_validation_end`, with the training epoch it ran in)."""
         if not self.active:
             return
-        state = self._state()
-        event = EpochEndEvent(
-            **self._common(epoch),
-            split=Split.TRAIN,
+        state = self._run().state
+        shown = epoch if split is Split.TRAIN else state.position.epoch
+        kind = EpochEndEvent if split is Split.TRAIN else ValidationEndEvent
+        event = kind(
+            **self._common(shown),
+            split=split,
             iteration=state.position.iteration,
             values=_read_only(values),
             model=state.model,
+            log_to=self._log_to(split, epoch),
         )
         for listener in self._listeners():
-            listener.on_epoch_end(event)
+            if split is Split.TRAIN:
+                listener.on_epoch_end(event)  # type: ignore[arg-type]
+            else:
+                listener.on_validation_end(event)  # type: ignore[arg-type]
 
-    def validation_start(self) -> None:
+    def validation_start(self, epoch_end: bool) -> None:
         """Keep the stateful listeners' records, in case the validation is interrupted."""
         self._before_validation = self.to_record()
 
     def validation_interrupted(self) -> None:
         """Put the records of the validation's start back: it is redone on resume."""
-        self.load_record(self._before_validation)
+        self.load_record(self._before_validation, [])
 
-    def validation_end(self, epoch: int, values: Mapping[str, float]) -> None:
-        if not self.active:
-            return
-        state = self._state()
-        event = ValidationEndEvent(
-            **self._common(epoch),
-            split=Split.VALID,
-            iteration=state.position.iteration,
-            values=_read_only(values),
-            model=state.model,
-        )
-        for listener in self._listeners():
-            listener.on_validation_end(event)
-
-    def checkpoint(self, checkpoint: CheckpointId, path: Path, step: int | None = None) -> None:
+    def checkpoint(self, point: CheckpointId, path: Path, step: int | None = None) -> None:
         """A checkpoint was committed at `path` (called by the checkpointer, rank 0, once its
         background write committed); `step`: the global step it was taken at (default: now)."""
         if not self.active:
             return
-        common = self._common(checkpoint.epoch)
+        common = self._common(point.epoch)
         if step is not None:
             common["step"] = step
-        event = CheckpointEvent(**common, iteration=checkpoint.iteration, path=path)
+        event = CheckpointEvent(**common, iteration=point.iteration, path=path)
         for listener in self._listeners():
             listener.on_checkpoint(event)
 
     def fit_end(self, result: TrainingResult) -> None:
         if not self.active:
             return
-        state = self._state()
+        state = self._run().state
         event = FitEndEvent(
             **self._common(state.position.epoch),
             epochs_completed=result.epochs_completed,
@@ -181,7 +179,7 @@ class Listeners:
             if is_stateful(listener)
         }
 
-    def load_record(self, record: Mapping[str, Any] | None) -> None:
+    def load_record(self, record: Mapping[str, Any] | None, changed: list[str]) -> None:
         """Give each stateful listener its record; one without a record starts afresh."""
         saved = record or {}
         for index, listener in self.active:
@@ -205,12 +203,17 @@ class Listeners:
     def _listeners(self) -> list[TrainingListener]:
         return [listener for _, listener in self.active]
 
-    def _state(self) -> TrainingState:
-        assert self.state is not None, "Listeners.bind(state) comes before the run starts"
-        return self.state
+    def _run(self) -> Run:
+        assert self.run is not None, "Listeners.bind(run) comes before the run starts"
+        return self.run
 
     def _common(self, epoch: int) -> dict[str, Any]:
-        return {"epoch": epoch, "step": self._state().step, "interrupter": self.interrupter}
+        return {"epoch": epoch, "step": self._run().state.step, "interrupter": self.interrupter}
+
+    def _log_to(self, split: Split, epoch: int) -> Any:
+        """What the split event's `log` calls: the processor's log of `split`'s `epoch`."""
+        processor = self._run().processor
+        return lambda name, value: processor.log(split, epoch, name, value)
 
 
 def _read_only(values: Mapping[str, float]) -> Mapping[str, float]:

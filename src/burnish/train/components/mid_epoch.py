@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from burnish.train.checkpoint.file import CheckpointId
 from burnish.train.checkpoint.rng import preserved_rng
+from burnish.train.components.component import Component
 from burnish.train.logger.validations import (
     ValidationPoint,
     read_validations,
@@ -34,6 +35,7 @@ from burnish.train.logger.validations import (
 
 if TYPE_CHECKING:
     from burnish.train.loop.position import Position
+    from burnish.train.loop.run import Run
     from burnish.train.loop.state import TrainingState
 
 __all__ = ["MidEpochValidation"]
@@ -41,7 +43,7 @@ __all__ = ["MidEpochValidation"]
 log = logging.getLogger("burnish.train")
 
 
-class MidEpochValidation:
+class MidEpochValidation(Component):
     """When a validation runs inside an epoch, and the record of where each one ran.
 
     Args:
@@ -55,6 +57,46 @@ class MidEpochValidation:
         self.directory = directory if every is not None else None
         self.points: list[ValidationPoint] = []
         self.unfinished: int | None = None  # the validation running, or stopped mid-way
+        self.state: TrainingState | None = None
+        self._isolated: contextlib.ExitStack | None = None
+
+    # -- the loop's component --------------------------------------------------------------
+
+    def bind(self, run: Run) -> None:
+        self.state = run.state
+
+    def fit_start(self, resumed: bool) -> None:
+        self.restore(self._state().validations)
+
+    def validation_due(self, iteration: int, last_iteration: bool) -> bool:
+        return self.due(self._state(), iteration, last_iteration)
+
+    def checkpoint_point(self, epoch_end: bool) -> CheckpointId | None:
+        return self.point_after(self._state(), epoch_end)
+
+    def validation_start(self, epoch_end: bool) -> None:
+        """A validation inside the epoch runs isolated (`isolated`) until it ends."""
+        if not epoch_end:
+            self._isolated = contextlib.ExitStack()
+            self._isolated.enter_context(self.isolated(self._state()))
+
+    def validation_end(self, epoch_end: bool) -> None:
+        self.record(self._state(), epoch_end)
+        self._leave()
+
+    def validation_interrupted(self) -> None:
+        self._leave()
+
+    def _leave(self) -> None:
+        if self._isolated is not None:
+            isolated, self._isolated = self._isolated, None
+            isolated.close()
+
+    def _state(self) -> TrainingState:
+        assert self.state is not None, "MidEpochValidation.bind(run) comes before the run starts"
+        return self.state
+
+    # -- its rules -------------------------------------------------------------------------
 
     def due(self, state: TrainingState, iteration: int, last_iteration: bool) -> bool:
         """Whether a validation runs after `iteration` (already trained) of the epoch.
@@ -72,7 +114,7 @@ class MidEpochValidation:
             state.accumulation.stepped and steps % self.every == 0 and steps != state.validated_at
         )
 
-    def checkpoint(self, state: TrainingState, epoch_end: bool) -> CheckpointId | None:
+    def point_after(self, state: TrainingState, epoch_end: bool) -> CheckpointId | None:
         """The checkpoint the strategy's decision on the validation just done writes:
         `epoch-N-iteration-K` inside an epoch, `epoch-N` at its end; None without
         `valid_every` (validation N is epoch N's: its checkpoint is `epoch-N`)."""

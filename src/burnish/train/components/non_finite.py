@@ -32,12 +32,16 @@ import torch
 from torch import Tensor, nn
 
 from burnish.optim.non_finite import NonFiniteGuard
+from burnish.train.components.component import Component, OptimizerStep
 from burnish.train.metric.loss import LossInput
 from burnish.train.metric.skipped_steps import SkippedStepsMetric
+from burnish.train.split import Split
 
 if TYPE_CHECKING:
     from burnish.optim import GradientsParams, GradScaler, Optimizer
     from burnish.train.checkpoint.file import FileCheckpointer
+    from burnish.train.loop.result import TrainingResult
+    from burnish.train.loop.run import Run
     from burnish.train.metric.base import Metric, MetricMetadata
 
 __all__ = ["NonFiniteMode", "NonFiniteWatch", "check_non_finite_mode", "loss_of"]
@@ -72,7 +76,7 @@ class _Iteration:
     skipped: Tensor | None
 
 
-class NonFiniteWatch:
+class NonFiniteWatch(Component):
     """The run's guard against inf/NaN: guarded optimizer steps, and the read-back check.
 
     Args:
@@ -91,6 +95,7 @@ class NonFiniteWatch:
         say: Callable[[str], None] | None = None,
         metrics: Sequence[Metric] = (),
     ) -> None:
+        self.run: Run | None = None
         self.mode = check_non_finite_mode(mode)
         self.guard = NonFiniteGuard() if mode != "continue" and not scaled else None
         self.say = say
@@ -104,6 +109,39 @@ class NonFiniteWatch:
         for metric in metrics:
             if isinstance(metric, SkippedStepsMetric):
                 metric.source = self.current_flag
+
+    # -- the loop's component --------------------------------------------------------------
+
+    def bind(self, run: Run) -> None:
+        self.run = run
+
+    def guard_step(self, step: OptimizerStep) -> OptimizerStep:
+        """With `"skip"`/`"stop"` (and no loss scaler), the optimizer step skipped on the
+        device if a gradient is inf or NaN."""
+        return step if self.guard is None else self.step
+
+    def after_optimizer_step(self, model: nn.Module, scaler: GradScaler | None) -> None:
+        if scaler is not None:
+            self.scaled_step(scaler)
+
+    def halted(self) -> bool:
+        """`"stop"` saw a non-finite value: the run ends with no checkpoint more."""
+        return self.stop_requested
+
+    def may_checkpoint(self) -> bool:
+        """With `"stop"`, everything pending is read back first (a collective with several
+        ranks), and a non-finite value there writes no checkpoint: the last committed one
+        keeps finite weights."""
+        if self.mode == "stop" and self.run is not None:
+            self.run.processor.flush(self.run.state.position.epoch)
+        return not self.stop_requested
+
+    def fit_end(self, result: TrainingResult) -> None:
+        """Say where `"stop"` ended the run and how to continue (every checkpoint committed)."""
+        if self.stop_requested and self.run is not None and self.run.context.is_main:
+            self.run.announce.warning(
+                self.stop_message(self.run.options.checkpointing.checkpointer)
+            )
 
     # -- the optimizer step ------------------------------------------------------------------
 
@@ -121,11 +159,13 @@ class NonFiniteWatch:
         if self.mode == "skip":
             self._step_flag = scaler.found_inf.clone()
 
-    # -- the metrics processor -----------------------------------------------------------------
+    # -- the metrics processor's watcher (report/watcher.py) -----------------------------------
 
-    def note(self, item: Any, metadata: MetricMetadata) -> None:
+    def note(self, split: Split, row: int, item: Any, metadata: MetricMetadata) -> None:
         """Keep a training iteration's loss (and step flag) for the next read-back; called by
         the metrics processor before it updates the metrics."""
+        if split is not Split.TRAIN:
+            return
         flag, self._step_flag = self._step_flag, None
         self._current = flag
         watched = flag if self.guard is not None else None
@@ -137,8 +177,10 @@ class NonFiniteWatch:
         """The step flag of the iteration being processed (None: no optimizer step)."""
         return self._current
 
-    def pending(self) -> list[Tensor]:
+    def pending(self, split: Split = Split.TRAIN) -> list[Tensor]:
         """The device values to read back with the metrics' pending entries, in order."""
+        if split is not Split.TRAIN:
+            return []
         return [
             value
             for seen in self._pending
@@ -146,9 +188,17 @@ class NonFiniteWatch:
             if value is not None
         ]
 
-    def drained(self, values: Sequence[float]) -> None:
-        """Look at the host values of `pending()` (over all ranks); say and decide."""
-        host = iter(values)
+    def drained(
+        self,
+        split: Split,
+        names: Sequence[str] = (),
+        rows: Sequence[float] = (),
+        own: Sequence[float] = (),
+    ) -> None:
+        """Look at the host values of `pending()` (`own`, over all ranks); say and decide."""
+        if split is not Split.TRAIN:
+            return
+        host = iter(own)
         for seen in self._pending:
             loss = next(host) if seen.loss is not None else 0.0
             skipped = next(host) if seen.skipped is not None else 0.0
@@ -158,9 +208,10 @@ class NonFiniteWatch:
                 self._skipped_step(seen)
         self._pending.clear()
 
-    def forget(self) -> None:
+    def forget(self, split: Split) -> None:
         """Drop the pending values (the epoch's entries are forgotten)."""
-        self._pending.clear()
+        if split is Split.TRAIN:
+            self._pending.clear()
 
     # -- decisions -----------------------------------------------------------------------------
 

@@ -24,16 +24,20 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from burnish.data.dataloader.worker_signals import ignored_in_workers
+from burnish.train.checkpoint.file import CheckpointId
+from burnish.train.components.component import Component
 
 if TYPE_CHECKING:
     from burnish.train.interrupter import Interrupter
+    from burnish.train.loop.position import Position
     from burnish.train.loop.result import TrainingResult
+    from burnish.train.loop.run import Run
     from burnish.train.parallel.distributed import DistributedContext
     from burnish.train.report.announce import Announcer
 
@@ -281,3 +285,40 @@ class PreemptionWatch:
             )
             return False
         return True
+
+
+class Preemption(Component):
+    """Preemption as a component of the loop: the handlers held for the fit, a signal during
+    set-up ends the run before anything is written, and one during training ends it after its
+    checkpoint, with `Preempted` raised last (`fit_end` goes in reverse order).
+
+    Args:
+        watch: the signal handlers and the interrupter they stop.
+        where: where the run stands, in words (a validation inside an epoch says so).
+    """
+
+    def __init__(self, watch: PreemptionWatch, where: Callable[[Position], str]) -> None:
+        self.watch = watch
+        self.where = where
+        self.run: Run | None = None
+
+    def bind(self, run: Run) -> None:
+        self.run = run
+
+    def held(self) -> contextlib.AbstractContextManager[None]:
+        return self.watch.catch()
+
+    def fit_start(self, resumed: bool) -> None:
+        assert self.run is not None
+        self.watch.before_training(self.run.context)
+
+    def fit_end(self, result: TrainingResult) -> None:
+        """If a signal stopped the run: say where, requeue if asked, and raise `Preempted`."""
+        run = self.run
+        assert run is not None
+        position, checkpointer = run.state.position, run.options.checkpointing.checkpointer
+        checkpoint = None
+        if checkpointer is not None:
+            point = CheckpointId(position.epoch, position.iteration)
+            checkpoint = checkpointer.directory / point.name
+        self.watch.finish(result, run.context, checkpoint, run.announce, self.where(position))

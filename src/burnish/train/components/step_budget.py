@@ -16,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from burnish.train.components.component import Component
 from burnish.train.loop.position import Phase
 
 if TYPE_CHECKING:
+    from burnish.train.loop.run import Run
     from burnish.train.loop.state import TrainingState
 
 __all__ = ["StepBudget"]
@@ -26,7 +28,7 @@ __all__ = ["StepBudget"]
 _END = object()
 
 
-class StepBudget:
+class StepBudget(Component):
     """When the run ends: after `num_epochs` epochs or `max_iterations` optimizer steps.
 
     Args:
@@ -43,20 +45,39 @@ class StepBudget:
         self.num_epochs = num_epochs
         self.max_iterations = max_iterations
         self.accumulation = accumulation or 1
+        self.state: TrainingState | None = None
 
-    def spent(self, state: TrainingState) -> bool:
+    def bind(self, run: Run) -> None:
+        self.state = run.state
+
+    def spent(self) -> bool:
         """Whether the run has taken every optimizer step of its budget."""
-        return self.max_iterations is not None and state.optimizer_steps >= self.max_iterations
+        return self.max_iterations is not None and self._state().optimizer_steps >= (
+            self.max_iterations
+        )
 
-    def batches(self, state: TrainingState, batches: Iterator[Any]) -> Iterator[Any]:
+    def batches(self, batches: Iterator[Any]) -> Iterator[Any]:
         """`batches`, ending before the first one drawn once the budget is spent."""
-        while not self.spent(state):
+        if self.max_iterations is None:
+            return batches
+        return self._until_spent(batches)
+
+    def _until_spent(self, batches: Iterator[Any]) -> Iterator[Any]:
+        while not self.spent():
             batch = next(batches, _END)
             if batch is _END:
                 return
             yield batch
 
-    def epochs(self, state: TrainingState, batches_per_epoch: int) -> int:
+    def epochs(self, planned: int, batches_per_epoch: int) -> int:
+        """The run's last epoch (see `last_epoch`)."""
+        return self.last_epoch(self._state(), batches_per_epoch)
+
+    def _state(self) -> TrainingState:
+        assert self.state is not None, "StepBudget.bind(run) comes before the run starts"
+        return self.state
+
+    def last_epoch(self, state: TrainingState, batches_per_epoch: int) -> int:
         """The last epoch of the run: `num_epochs`, or the epoch the budget runs out in.
 
         Counted from where `state` stands (a resume, another world size): the iterations the

@@ -1,35 +1,39 @@
 """The experiment trackers of a run (`LearnerBuilder.log_to`), driven beside the renderer.
 
-The metrics processor shows values through one `MetricsRenderer`. `Tracking` is that renderer
-for a run with trackers: it forwards every call to the real renderer and hands values to each
-`ExperimentLogger` — epoch values at the end of each split, and iteration values at a fixed
-cadence (`IterationPoints`: every `log_every` global training steps and validation
-iterations), whatever the renderer's pace, so a run logs the same points however fast it ran and
-wherever it was interrupted. The iteration values ride on the processor's read-backs: no
-extra host sync. The learner adds the lifecycle: `start` after the checkpoint is restored,
-`flush` before each checkpoint, `finish` and `close`.
+`Tracking` is a component of the loop (component.py) and a watcher of the metrics processor
+(report/watcher.py): it hands each `ExperimentLogger` the epoch values at the end of each split
+(with the values listeners logged), and iteration values at a fixed cadence
+(`IterationPoints`: every `log_every` global training steps and validation iterations),
+whatever the renderer's pace, so a run logs the same points however fast it ran and wherever it
+was interrupted. The iteration values ride on the processor's read-backs: no extra host sync.
+The trackers start after the checkpoint is restored (`fit_start`), flush before each
+checkpoint, finish at the end of a run that ended normally and close however it ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from burnish.train.components.component import Component
 from burnish.train.loop.position import Phase, Position
-from burnish.train.renderer.base import MetricsRenderer, RenderSnapshot
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
-    from burnish.module_summary import ModelSummary
+    from torch import Tensor
+
     from burnish.train.checkpoint.file import FileCheckpointer
     from burnish.train.checkpoint.lineage import RunStart
-    from burnish.train.interrupter import Interrupter
     from burnish.train.logger.tracker import ExperimentLogger
+    from burnish.train.loop.result import TrainingResult
+    from burnish.train.loop.run import Run
     from burnish.train.loop.state import TrainingState
     from burnish.train.metric.base import Metric, MetricMetadata
     from burnish.train.parallel.distributed import DistributedContext
+    from burnish.train.report.announce import Announcer
     from burnish.train.settings.options import LearnerOptions
 
 __all__ = [
@@ -93,61 +97,67 @@ class IterationPoints:
         self.noted.pop(split, None)
 
 
-class Tracking(MetricsRenderer):
-    """A renderer that also feeds experiment trackers.
+class Tracking(Component):
+    """The run's experiment trackers, as a component of the loop and a watcher of its metrics.
 
     Args:
-        renderer: the renderer the user sees.
         trackers: the experiment loggers.
-        where: the run's global step and last learning rate, read when values are logged.
         log_every: the iteration points' cadence (see `IterationPoints`).
         lr_metric: whether the train split has a `LearningRateMetric`: then the trackers get
             the learning rate as that metric only, not also as `lr`.
-        validations: with `valid_every`, the number of the last validation done: the trackers
-            log the valid split's epoch values at it (its `valid/epoch-N`), while the renderer
-            shows them in the training epoch; None: at the epoch the renderer gets.
     """
 
     def __init__(
         self,
-        renderer: MetricsRenderer,
         trackers: Sequence[ExperimentLogger],
-        where: Where,
         log_every: int = DEFAULT_LOG_EVERY,
         lr_metric: bool = False,
-        validations: Callable[[], int] | None = None,
     ) -> None:
-        self.renderer = renderer
         self.trackers = list(trackers)
-        self.where = where
         self.started = False
         self.lr_metric = lr_metric
-        self.validations = validations
-        self.iterations = IterationPoints(log_every, where, self._log_iteration)
+        self.run: Run | None = None
+        self.iterations = IterationPoints(log_every, self._where, self._log_iteration)
 
     @classmethod
-    def for_run(
-        cls,
-        renderer: MetricsRenderer,
-        options: LearnerOptions,
-        where: Where,
-        validations: Callable[[], int] | None = None,
-    ) -> Tracking:
+    def for_run(cls, options: LearnerOptions) -> Tracking:
         """The tracking of a run with `options.tracking.trackers`."""
         from burnish.train.metric.learning_rate import LearningRateMetric
 
         train: Sequence[Metric] = options.metrics.get(Split.TRAIN, ())
         lr_metric = any(isinstance(metric, LearningRateMetric) for metric in train)
-        return cls(
-            renderer,
-            options.tracking.trackers,
-            where,
-            options.tracking.log_every,
-            lr_metric,
-            validations,
-        )
+        return cls(options.tracking.trackers, options.tracking.log_every, lr_metric)
+
+    def bind(self, run: Run) -> None:
+        self.run = run
+
+    def _run(self) -> Run:
+        assert self.run is not None, "Tracking.bind(run) comes before the run starts"
+        return self.run
+
+    def _where(self) -> tuple[int, float | None]:
+        state = self._run().state
+        return state.step, state.lr
 
     # -- the run's lifecycle ---------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """The trackers are released however the fit ends."""
+        try:
+            yield
+        finally:
+            self.close_trackers()
+
+    def fit_start(self, resumed: bool) -> None:
+        """Open every tracker; a resumed run continues after its position (as a branch when
+        it leaves the line the earlier points belong to)."""
+        run = self._run()
+        settings = run_settings(run.options, run.context, run.state)
+        position = run.state.position if resumed else None
+        branch = branch_name(run.checkpointer.start)
+        self.start_run(run.options.artifact_dir, run.options.tracking.config, settings, position,
+                       branch, run.announce)  # fmt: skip
 
     def start_run(
         self,
@@ -155,43 +165,46 @@ class Tracking(MetricsRenderer):
         config: Any,
         hparams: Mapping[str, Any],
         resumed: Position | None,
-        branch: str | None = None,
+        branch: str | None,
+        announce: Announcer,
     ) -> None:
-        """Open every tracker; a resumed run continues after `resumed` (as the branch
-        `branch` when it leaves the line those earlier points belong to)."""
         from burnish.train.logger.tracker import ResumePosition, RunInfo
 
         resume = None
         if resumed is not None:
-            step, _ = self.where()
+            run = self._run()
             train_ended = resumed.phase is not Phase.TRAIN
-            validations = self.validations() if self.validations is not None else None
+            every = run.options.validation.every  # without it, validation N is epoch N's
+            validations = run.state.validations if every is not None else None
             resume = ResumePosition(
-                resumed.epoch, resumed.iteration, step, train_ended, validations
+                resumed.epoch, resumed.iteration, run.state.step, train_ended, validations
             )
-        from burnish.train.report.announce import Announcer
-
-        announce = Announcer(self.renderer)
         branch = branch if resume is not None else None
-        run = RunInfo(
+        info = RunInfo(
             artifact_dir, config, dict(hparams), resume, branch,
             warn=announce.warning, say=announce.info,
         )  # fmt: skip
         for tracker in self.trackers:
-            tracker.start(run)
+            tracker.start(info)
         self.started = True
 
-    def flush(self) -> None:
+    def before_checkpoint(self) -> None:
         """Make what the trackers got durable (before a checkpoint commits)."""
         if self.started:
             for tracker in self.trackers:
                 tracker.flush()
 
-    def finish(self, summary: str | None, model_path: Path | None) -> None:
-        """The run ended normally: the summary and the final model to every tracker."""
-        if self.started:
-            for tracker in self.trackers:
-                tracker.finish(summary, model_path)
+    def fit_end(self, result: TrainingResult) -> None:
+        """A run that ended normally: the summary and the final model to every tracker."""
+        if not self.started or result.interrupted or result.stopped_non_finite:
+            return
+        from burnish.train.report.summary import learner_summary
+
+        options = self._run().options
+        summary = learner_summary(options, result.epochs_completed, result.validations)
+        model = final_model_file(options.checkpointing.checkpointer)
+        for tracker in self.trackers:
+            tracker.finish(None if summary is None else str(summary), model)
 
     def close_trackers(self) -> None:
         """Release every tracker, also after a failure; the first error is raised."""
@@ -205,43 +218,31 @@ class Tracking(MetricsRenderer):
         if errors:
             raise errors[0]
 
-    # -- the renderer's interface ----------------------------------------------------------
-
-    def start(self, num_epochs: int, interrupter: Interrupter) -> None:
-        """Start the renderer (trackers start in `start_run`, after the checkpoint is restored)."""
-        self.renderer.start(num_epochs, interrupter)
-
-    def due(self) -> bool:
-        """Whether the renderer wants values now (its refresh pace, which trackers share)."""
-        return self.renderer.due()
-
-    def start_split(self, split: Split) -> None:
-        """Forward the start of `split`'s epoch to the renderer."""
-        self.renderer.start_split(split)
-
-    def model_summary(self, summary: ModelSummary) -> None:
-        """Show the model summary in the renderer."""
-        self.renderer.model_summary(summary)
-
-    def message(self, text: str) -> None:
-        """Forward `text` to the renderer."""
-        self.renderer.message(text)
-
-    def render(self, snapshot: RenderSnapshot) -> None:
-        """Render `snapshot` (the trackers get iterations from `iterations`, at their cadence)."""
-        self.renderer.render(snapshot)
-
-    def end_epoch(self, split: Split, epoch: int, values: dict[str, float]) -> None:
-        """Show an epoch's values, then log them to the started trackers (with the training lr)."""
-        self.renderer.end_epoch(split, epoch, values)
+    def split_end(self, split: Split, epoch: int, values: MutableMapping[str, float]) -> None:
+        """Log a split's epoch values (validation N's at N) to the started trackers, with the
+        training lr; registered after the listeners, it has the values they logged too."""
         if not self.started:
             return
-        _, lr = self.where()
+        _, lr = self._where()
         lr = self._lr(split, lr)
-        if split is Split.VALID and self.validations is not None:
-            epoch = self.validations()
         for tracker in self.trackers:
-            tracker.log_epoch(split.value, epoch, values, lr)
+            tracker.log_epoch(split.value, epoch, dict(values), lr)
+
+    # -- the metrics processor's watcher ---------------------------------------------------
+
+    def note(self, split: Split, row: int, item: Any, metadata: MetricMetadata) -> None:
+        self.iterations.note(split, row, metadata)
+
+    def pending(self, split: Split) -> list[Tensor]:
+        return []
+
+    def drained(
+        self, split: Split, names: Sequence[str], rows: Sequence[float], own: Sequence[float]
+    ) -> None:
+        self.iterations.drained(split, list(names), list(rows))
+
+    def forget(self, split: Split) -> None:
+        self.iterations.forget(split)
 
     def _log_iteration(
         self,
@@ -261,10 +262,6 @@ class Tracking(MetricsRenderer):
     def _lr(self, split: Split, lr: float | None) -> float | None:
         """The `lr` the trackers get: the training rate, unless a metric already logs it."""
         return None if split is not Split.TRAIN or self.lr_metric else lr
-
-    def close(self) -> None:
-        """Close the renderer; the trackers are closed by `close_trackers`."""
-        self.renderer.close()
 
 
 def run_settings(

@@ -1,6 +1,7 @@
 """One eager training iteration after the learning rate is known: `train_step` (under autocast
 with mixed precision), gradient accumulation, the gradients averaged over the ranks, the
-optimizer step (through the loss scaler or the non-finite guard) and the EMA update.
+optimizer step (through the loss scaler, or as the components wrap it: the non-finite guard),
+and the components told of it (the EMA update).
 
 `compile(step=True)` replaces all of it with one graph (compile.py `CompiledTrainStep`).
 """
@@ -15,8 +16,8 @@ from burnish.train.loop.step_check import check_train_output
 if TYPE_CHECKING:
     from torch import nn
 
-    from burnish.train.components.ema import ModelEma
-    from burnish.train.components.non_finite import NonFiniteWatch
+    from burnish.optim import Optimizer
+    from burnish.train.components.dispatch import Components
     from burnish.train.loop.precision import MixedPrecision
     from burnish.train.loop.state import TrainingState
     from burnish.train.output import TrainOutput
@@ -33,8 +34,8 @@ class EagerTrainStep:
         state: the run's state (model, optimizer, accumulation, loss scaler).
         precision: autocast for `train_step`, None for float32.
         grad_sync: averages the gradients over the ranks, None in one process.
-        non_finite: steps the optimizer, guarded with `on_non_finite("skip"/"stop")`.
-        ema: the moving average to update after each optimizer step, None without.
+        components: the loop's components: they may wrap the optimizer step (the non-finite
+            guard) and are told of each one taken (the average).
     """
 
     def __init__(
@@ -42,14 +43,13 @@ class EagerTrainStep:
         state: TrainingState,
         precision: MixedPrecision | None,
         grad_sync: GradientSync | None,
-        non_finite: NonFiniteWatch,
-        ema: ModelEma | None,
+        components: Components,
     ) -> None:
         self.state = state
         self.precision = precision
         self.grad_sync = grad_sync
-        self.non_finite = non_finite
-        self.ema = ema
+        self.components = components
+        self.optimizer_step = components.guard_step(_step)
 
     def __call__(self, batch: Any, lr: float, first: bool = False) -> Any:
         """Train on `batch` at `lr`; returns the output's item for the metrics. `first`: the
@@ -81,15 +81,19 @@ class EagerTrainStep:
         state.model = self._step(lr, ready)
 
     def _step(self, lr: float, grads: GradientsParams) -> nn.Module:
-        """The optimizer step, then the EMA update. With a loss scaler, unscaled first and
-        skipped on inf/NaN; without, skipped so with on_non_finite("skip"/"stop")."""
+        """The optimizer step, then the components told (the average updated). With a loss
+        scaler, unscaled first and skipped on inf/NaN; without, as the components wrapped it
+        (skipped so with on_non_finite("skip"/"stop"))."""
         state = self.state
         if state.scaler is None:
-            model = self.non_finite.step(state.optim, lr, state.model, grads)
-        else:
-            model = state.scaler.step(state.optim, lr, state.model, grads)
-            self.non_finite.scaled_step(state.scaler)
-            state.scaler.update()
-        if self.ema is not None:
-            self.ema.update(model)
+            model = self.optimizer_step(state.optim, lr, state.model, grads)
+            self.components.after_optimizer_step(model, None)
+            return model
+        model = state.scaler.step(state.optim, lr, state.model, grads)
+        self.components.after_optimizer_step(model, state.scaler)  # before the scale's update
+        state.scaler.update()
         return model
+
+
+def _step(optim: Optimizer, lr: float, model: nn.Module, grads: GradientsParams) -> nn.Module:
+    return optim.step(lr, model, grads)

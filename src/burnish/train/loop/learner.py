@@ -141,7 +141,7 @@ class Learner(LearnerSteps):
         result = run.fit()
         self._model = result.model
         result.model = inference_model(result.model, sharded=run.sharded)  # Burn: `.valid()`
-        result.renderer = run.tracking.renderer if run.tracking is not None else run.renderer
+        result.renderer = run.renderer
         result.checkpointer = options.checkpointing.checkpointer  # for `result.best_model()`
         result.checkpointing_strategy = options.checkpointing.kept()
         if options.logging.summary and context.is_main:

@@ -54,7 +54,7 @@ def run_session(run: Run) -> Iterator[None]:
                 context.device,
             )
         stack.enter_context(options.stopping.interrupter.catch_sigint())
-        stack.enter_context(run.preemption.catch())  # SIGTERM and the like
+        stack.enter_context(run.components.held())  # e.g. SIGTERM handlers, trackers
         stack.enter_context(run.checkpointer.writes())  # fit waits for the writes
         if run.grad_sync is not None:
             stack.callback(run.grad_sync.close)
@@ -67,8 +67,6 @@ def run_session(run: Run) -> Iterator[None]:
         else:
             stack.callback(run.compiled_step.close)
         stack.enter_context(tracing_autograd(run.compiled_step is not None))
-        if run.tracking is not None:
-            stack.callback(run.tracking.close_trackers)
         stack.callback(run.renderer.close)  # started by `fit` once there is a run to show
         stack.callback(_flush_loggers, run.processor)
         yield

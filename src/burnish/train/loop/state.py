@@ -21,10 +21,7 @@ if TYPE_CHECKING:
 
     from burnish.lr_scheduler import LrScheduler
     from burnish.optim import GradScaler, Optimizer
-    from burnish.train.checkpoint.strategy import CheckpointingStrategy
-    from burnish.train.components.early_stopping import EarlyStoppingStrategy
-    from burnish.train.components.ema import ModelEma
-    from burnish.train.components.listeners import Listeners
+    from burnish.train.components.dispatch import Components
     from burnish.train.loop.accumulation import Accumulation
     from burnish.train.loop.data_adapter import DataAdapter
     from burnish.train.report.processor import MetricsProcessor
@@ -43,11 +40,10 @@ class TrainingState:
         loaders: the data of each split.
         processor: the metrics, their loggers and the renderer.
         accumulation: gradients summed over iterations between optimizer steps.
-        early_stopping: the early-stopping strategy, if any.
         world_size: how many ranks train together.
         scaler: the float16 loss scaler, if any.
-        listeners: the run's listeners (those with `to_record` are checkpointed).
-        ema: the moving average of the weights (`with_ema`), if any: its own `ema` record.
+        components: the loop's components (components/), each recorded under its key (the
+            listeners with `to_record`, early stopping, `with_ema`'s average as a file).
         sharded: whether the model is sharded with FSDP: records are then gathered whole
             (every rank takes part) and cut back into shards when loaded.
         position: where the loop is.
@@ -68,11 +64,9 @@ class TrainingState:
     loaders: dict[Split, DataAdapter]
     processor: MetricsProcessor
     accumulation: Accumulation
-    early_stopping: EarlyStoppingStrategy | None = None
     world_size: int = 1
     scaler: GradScaler | None = None
-    listeners: Listeners | None = None
-    ema: ModelEma | None = None
+    components: Components | None = None
     sharded: bool = False
     position: Position = dataclasses.field(default_factory=Position)
     epoch_start: dict[Split, Any] = dataclasses.field(default_factory=dict)
@@ -95,7 +89,7 @@ class TrainingState:
 
     def to_records(self) -> dict[str, Any]:
         """The checkpoint's files: `model`, `optim`, `scheduler` and `learner` records (and
-        `ema` with an average).
+        the components' own files, e.g. `ema` with an average).
 
         Pending metric entries must have been written first (`processor.flush`). When
         `sharded`, every rank must call it (ranks other than 0 get None for the tensors).
@@ -106,8 +100,8 @@ class TrainingState:
             "scheduler": self.lr_scheduler.to_record(),
             "learner": self._loop_record(),
         }
-        if self.ema is not None:
-            records["ema"] = self.ema.to_record()
+        if self.components is not None:
+            records.update(self.components.to_files())
         if self.sharded:
             from burnish.train.parallel.fsdp import gather_records
 
@@ -124,8 +118,8 @@ class TrainingState:
         load_record(self.model, records["model"])
         if device is not None:
             self.model.to(device)
-        if self.ema is not None:
-            self.ema.load_record(records.get("ema"), self.model)
+        if self.components is not None:
+            self.components.load_files(records, self.changed)
         self.optim.load_record(records["optim"])
         self.lr_scheduler.load_record(records["scheduler"])
         loop = records["learner"]
@@ -139,12 +133,11 @@ class TrainingState:
             self.position = Position(self.position.epoch + 1)
         load_rng_record(loop["rng"])
         self.processor.load_record(loop["metrics"])
-        self._load_early_stopping(loop)
         self.accumulation.load_record(loop["accumulation"], self.model)
         if self.scaler is not None and loop.get("grad_scaler") is not None:
             self.scaler.load_record(loop["grad_scaler"])
-        if self.listeners is not None:
-            self.listeners.load_record(loop.get("listeners"))
+        if self.components is not None:
+            self.components.load_record(loop, self.changed)
 
     def log_epoch(self, split: Split) -> int:
         """The epoch `split`'s log continues with; the valid split's counts validations."""
@@ -160,7 +153,8 @@ class TrainingState:
         }
 
     def _loop_record(self) -> dict[str, Any]:
-        return {
+        parts = self.components.to_record() if self.components is not None else {}
+        return parts | {
             "position": self.position.to_record(),
             "loaders": {
                 "start": {s.value: r for s, r in self.epoch_start.items()},
@@ -169,11 +163,8 @@ class TrainingState:
             "rng": rng_record(),
             "metrics": self.processor.to_record(),
             "loggers": self.log_positions(),
-            "early_stopping": _record_of(self.early_stopping),
-            "early_stopping_rule": stopping_rule(self.early_stopping),
             "accumulation": self.accumulation.to_record(),
             "grad_scaler": _record_of(self.scaler),
-            "listeners": _record_of(self.listeners),
             "world_size": self.world_size,
             "step": self.step,
             "lr": lr_to_record(self.lr),
@@ -182,28 +173,6 @@ class TrainingState:
             "validated_at": self.validated_at,
             "validating": Split.VALID in self.loaders,  # False: a fit without validation
         }
-
-    def _load_early_stopping(self, loop: dict[str, Any]) -> None:
-        """Early stopping's state, if the checkpoint's rule is the one configured now; a rule
-        that watches another metric (or split, aggregate, direction) starts from a clean
-        state, noted in `changed` (its best value means something else)."""
-        record, rule = loop["early_stopping"], stopping_rule(self.early_stopping)
-        if self.early_stopping is None and record is not None:
-            saved = loop.get("early_stopping_rule", "a metric")
-            self.changed.append(
-                f"Early stopping is off now (the checkpoint's run stopped early on {saved}): "
-                "the run trains every epoch it is given."
-            )
-        if self.early_stopping is None or record is None:
-            return
-        saved = loop.get("early_stopping_rule", rule)  # a checkpoint from before rules: same
-        if saved != rule:
-            self.changed.append(
-                f"Early stopping changed since the checkpoint (it watched {saved}, now {rule}): "
-                "it starts from a clean state, with no best value yet."
-            )
-            return
-        self.early_stopping.load_record(record)
 
     def _load_counts(self, loop: dict[str, Any]) -> None:
         """The step and validation counts; a record from before them has one validation per
@@ -224,26 +193,6 @@ class TrainingState:
                 skip = self.position.iteration if split is Split.TRAIN else 0
             start, now = records["start"].get(split.value), records["now"].get(split.value)
             loader.resume(start, now, skip)
-
-
-def stopping_rule(strategy: EarlyStoppingStrategy | CheckpointingStrategy | None) -> str | None:
-    """What an early-stopping or checkpointing strategy's state is about: the metric it
-    watches, on which split, aggregated and compared how (`Loss (valid, mean, lowest)`); a
-    composed strategy's, its parts' in order; None without one. Its patience, warmup or number
-    of checkpoints kept are not part of it: a kept best stays meaningful when they change."""
-    if strategy is None:
-        return None
-    parts = getattr(strategy, "strategies", None)
-    if isinstance(parts, list):  # ComposedCheckpointingStrategy
-        return f"{type(strategy).__name__}[{'; '.join(str(stopping_rule(p)) for p in parts)}]"
-    watched = ", ".join(f"{name} ({split}" for name, split in strategy.watched_metrics())
-    details = [
-        str(getattr(strategy, attribute))
-        for attribute in ("aggregate", "direction")
-        if hasattr(strategy, attribute)
-    ]
-    kind = type(strategy).__name__
-    return f"{kind}: {watched}{''.join(', ' + d for d in details)})" if watched else kind
 
 
 def _check_validating(loop: dict[str, Any], validating: bool) -> None:

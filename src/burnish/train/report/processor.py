@@ -22,7 +22,7 @@ stopping read back.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import torch
@@ -41,16 +41,15 @@ from burnish.train.metric.base import (
 from burnish.train.metric.state import sum_over_ranks
 from burnish.train.parallel.epoch_value import epoch_totals, numeric_state, value_from_totals
 from burnish.train.renderer.base import MetricsRenderer, RenderSnapshot, TrainingProgress
+from burnish.train.report.logged_values import LoggedValues
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
-    from burnish.train.components.non_finite import NonFiniteWatch
-    from burnish.train.components.tracking import IterationPoints
+    from burnish.train.report.watcher import Watcher
 
 __all__ = ["MetricsProcessor", "SplitMetrics"]
 
 _MAX_PENDING = 32  # pending 0-dim tensors fragment the heap (~0.5 MiB RSS each): read back often
-
 Reduce = Callable[[torch.Tensor], torch.Tensor]
 
 
@@ -71,11 +70,14 @@ class SplitMetrics:
     global_totals: dict[str, list[float]] = dataclasses.field(default_factory=dict)
     # The numeric values of the last iteration read back (host floats).
     latest: dict[str, float] = dataclasses.field(default_factory=dict)
+    # The epoch values of the epoch closing (`end_epoch`), which logged values join.
+    closing: dict[str, float] | None = None
 
     def __post_init__(self) -> None:
         numeric = [m for m in self.metrics if isinstance(m, Numeric)]
         self.numeric: list[Numeric] = [m for m in numeric if not m.computed_per_epoch]
         self.per_epoch: list[Numeric] = [m for m in numeric if m.computed_per_epoch]
+        self.logged_values = LoggedValues(m.name for m in self.metrics)
         self.forget_epoch()
 
     def forget_epoch(self) -> None:
@@ -85,6 +87,7 @@ class SplitMetrics:
         self.logged = [EntryStats() for _ in self.numeric]
         self.items = [0 for _ in self.numeric]
         self.global_totals = {}
+        self.logged_values.clear()
 
 
 class MetricsProcessor:
@@ -95,12 +98,11 @@ class MetricsProcessor:
         renderer: the dashboard.
         reduce: sums a tensor over the ranks in place (distributed runs), or None.
         sync_every: with `reduce`, drain every this many iterations (all ranks alike).
-        iterations: the trackers' iteration points, told of each iteration and given the
-            host values of the pending ones at each drain; None without trackers.
         rank: this process's rank (with `reduce`): after a resume, rank 0 holds the metric
             states of all ranks and the others start from zero.
-        non_finite: sees each training item before the metrics do; its pending device values
-            (the losses) are read back with the train split's entries and handed back to it.
+        watchers: see each item before the metrics do; their pending device values are read
+            back with the split's entries and handed back to them with the entries' values
+            (report/watcher.py).
     """
 
     def __init__(
@@ -110,13 +112,11 @@ class MetricsProcessor:
         reduce: Reduce | None = None,
         sync_every: int = 16,
         *,
-        iterations: IterationPoints | None = None,
         rank: int = 0,
-        non_finite: NonFiniteWatch | None = None,
+        watchers: Sequence[Watcher] = (),
     ) -> None:
         self.splits = {s.split: s for s in splits}
-        self.non_finite = non_finite
-        self.iterations = iterations
+        self.watchers = list(watchers)
         self.renderer = renderer
         self.reduce = reduce
         self.sync_every = sync_every
@@ -135,15 +135,13 @@ class MetricsProcessor:
             of each numeric metric (host floats, for the listeners); else None.
         """
         state = self.splits[split]
+        for watcher in self.watchers:
+            watcher.note(split, len(state.pending), item, metadata)
         if item is NO_BATCH:
             row = [NumericEntry(0.0, 0) for _ in state.numeric]
         else:
-            if split is Split.TRAIN and self.non_finite is not None:
-                self.non_finite.note(item, metadata)
             row = self._update(state, item, metadata)
         state.pending.append(row)
-        if self.iterations is not None:
-            self.iterations.note(split, len(state.pending) - 1, metadata)
         if self.reduce is None:
             render = self.renderer.due()
             drain = render or len(state.pending) >= _MAX_PENDING
@@ -175,13 +173,19 @@ class MetricsProcessor:
         return row
 
     def end_epoch(
-        self, split: Split, epoch: int, shown_epoch: int | None = None
+        self,
+        split: Split,
+        epoch: int,
+        shown_epoch: int | None = None,
+        closing: Callable[[MutableMapping[str, float]], None] | None = None,
     ) -> dict[str, float]:
         """Write the epoch's remaining entries, close its logs, clear the metrics.
 
-        The epoch values also go to the renderer (as those of `shown_epoch`, default `epoch`:
-        a validation inside an epoch is shown in the training epoch) and, with the statistics
-        of the logged entries, to the logger's aggregates of `epoch` (after its `end_epoch`).
+        `closing` gets the epoch values before the logs close: values logged then (`log`)
+        join them. The epoch values then go to the renderer (as those of `shown_epoch`, default
+        `epoch`: a validation inside an epoch is shown in the training epoch) and, with the
+        statistics of the logged entries, to the logger's aggregates of `epoch` (after its
+        `end_epoch`).
 
         Returns:
             The epoch value of each numeric metric: its `value()` at the epoch's end (over all
@@ -199,6 +203,16 @@ class MetricsProcessor:
             aggregates[name] = EntryStats.of([(value, 1)]).aggregate(value)
         order = [m.name for m in state.metrics if m.name in values]
         values = {name: values[name] for name in order}
+        values.update(state.logged_values.values())  # logged in the epoch's iterations
+        if closing is not None:
+            state.closing = values
+            try:
+                closing(values)
+            finally:
+                state.closing = None
+        own = state.logged_values.aggregates()
+        aggregates.update(own)
+        order += [name for name in values if name in own]
         state.logger.end_epoch(epoch)
         state.logger.log_aggregates(epoch, {name: aggregates[name] for name in order})
         self.renderer.end_epoch(split, epoch if shown_epoch is None else shown_epoch, values)
@@ -211,15 +225,21 @@ class MetricsProcessor:
         for metric in state.metrics:
             metric.clear()
         state.forget_epoch()
-        if self.iterations is not None:
-            self.iterations.forget(split)
-        if split is Split.TRAIN and self.non_finite is not None:
-            self.non_finite.forget()
+        for watcher in self.watchers:
+            watcher.forget(split)
+
+    def log(self, split: Split, epoch: int, name: str, value: float | torch.Tensor) -> None:
+        """A value of the run's own (`event.log`) for `split`'s epoch `epoch`: an entry in its
+        log now; its epoch value (the mean) joins the metrics' (report/logged_values.py)."""
+        state = self.splits[split]
+        number = state.logged_values.add(name, value)
+        state.logger.log(name, epoch, [NumericEntry(number, 1)])
+        if state.closing is not None:
+            state.closing[name] = state.logged_values.values()[name]
 
     def hand_over(self, split: Split, epoch: int) -> None:
         """Read `split`'s pending entries back now (a collective with several ranks): before a
-        validation inside the epoch, so that the trackers get the training points before the
-        validation's, in the order the run made them, whatever the renderer's pace."""
+        validation inside the epoch, so that the trackers get the points in the run's order."""
         self._drain(self.splits[split], epoch, None)
 
     def flush(self, epoch: int) -> None:
@@ -247,6 +267,7 @@ class MetricsProcessor:
                 "metrics": {m.name: m.to_record() for m in state.metrics},
                 "logged": {m.name: s.to_record() for m, s in zip(state.numeric, state.logged)},
                 "global_totals": dict(state.global_totals),
+                "logged_values": state.logged_values.to_record(),
             }
             for split, state in self.splits.items()
         }
@@ -263,6 +284,7 @@ class MetricsProcessor:
                 if metric.name in saved.get("metrics", {}):
                     metric.load_record(saved["metrics"][metric.name])
             state.logged = _logged_from_record(state.numeric, saved)
+            state.logged_values.load_record(saved.get("logged_values"))
             totals = saved.get("global_totals", {})
             for metric in state.numeric if self.reduce is not None else []:
                 own = numeric_state(metric)
@@ -338,7 +360,8 @@ class MetricsProcessor:
         if not state.pending and progress is None and not extra:  # same on every rank
             return []
         values = [entry.value for row in state.pending for entry in row]
-        watched = self._watched(state)
+        watched_by = [watcher.pending(state.split) for watcher in self.watchers]
+        watched = [value for own in watched_by for value in own]
         shown = numeric + state.per_epoch
         running = [m.value() for m in shown] if progress is not None else []
         host = _to_host(values + watched + running + list(extra))
@@ -349,13 +372,12 @@ class MetricsProcessor:
         rows, counts = self._reduced(
             host[: len(values) + len(watched)], counts + [1] * len(watched)
         )
-        if watched:  # the losses over all ranks, as the entries: NaN on one rank is NaN
-            assert self.non_finite is not None
-            self.non_finite.drained(rows[len(values) :])
-            rows, counts = rows[: len(values)], counts[: len(values)]
+        own, rows, counts = rows[len(values) :], rows[: len(values)], counts[: len(values)]
         host = host[: len(values)] + host[len(values) + len(watched) :]
-        if self.iterations is not None:
-            self.iterations.drained(state.split, [m.name for m in numeric], rows)
+        names = [m.name for m in numeric]
+        for watcher, pending in zip(self.watchers, watched_by):  # their values over all ranks
+            watcher.drained(state.split, names, rows, own[: len(pending)])
+            own = own[len(pending) :]
         for j, metric in enumerate(numeric):
             entries = [
                 NumericEntry(rows[i * width + j], counts[i * width + j])
@@ -375,12 +397,6 @@ class MetricsProcessor:
             self.renderer.render(RenderSnapshot(state.split, progress, view, dict(state.text)))
         state.pending.clear()
         return host[len(values) + len(running) :]
-
-    def _watched(self, state: SplitMetrics) -> list[Any]:
-        """The non-finite watch's pending device values, read back with the train entries."""
-        if state.split is not Split.TRAIN or self.non_finite is None:
-            return []
-        return self.non_finite.pending()
 
     def _reduced(self, values: list[float], counts: list[int]) -> tuple[list[float], list[int]]:
         """Entries summed over the ranks: value = sum(value * count) / sum(count)."""
