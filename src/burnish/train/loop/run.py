@@ -125,9 +125,7 @@ class Run:
             if context.enabled and not self.sharded  # FSDP reduce-scatters in backward
             else None
         )
-        self.compiled_step = compiled_step(
-            model, learner.optim, options, context, self.precision
-        )
+        self.compiled_step = compiled_step(model, learner.optim, options, context, self.precision)
         self.eager_step = EagerTrainStep(
             self.state, self.precision, self.grad_sync, self.components
         )
