@@ -75,7 +75,8 @@ def lr_find(
         beta: the loss smoothing, in `[0, 1)`.
         device: move the model there first (what `fit` would do); None: where it is. A
             burnish `DataLoader`'s batches go to the model's device.
-        artifact_dir: where to write `lr_finder.json`; None: nowhere.
+        artifact_dir: where to write `lr_finder.json` (rank 0 only under torch.distributed);
+            None: nowhere.
 
     Returns:
         The rates, losses and smoothed losses; `suggestion()` picks a rate.
@@ -101,7 +102,7 @@ def lr_find(
     result = LrFinderResult(
         lrs[: len(losses)], losses, beta, early_stop_threshold, num_iterations=num_iterations
     )
-    if artifact_dir is not None:
+    if artifact_dir is not None and _is_main_process():
         result.save(Path(artifact_dir) / LR_FINDER_FILE)
     log.info("%r", result)
     return result
@@ -208,6 +209,12 @@ def _check_optim(optim: Any) -> None:
             + (" Use burnish.optim's config of the same optimizer instead of torch.optim's."
                if isinstance(optim, torch.optim.Optimizer) else "")
         )  # fmt: skip
+
+
+def _is_main_process() -> bool:
+    """Rank 0 under torch.distributed (the one that writes a run's files), or the only one."""
+    distributed = torch.distributed.is_available() and torch.distributed.is_initialized()
+    return not distributed or torch.distributed.get_rank() == 0
 
 
 def _device_of(model: nn.Module) -> torch.device:
