@@ -40,6 +40,7 @@ PUBLIC = {
     "burnish.train.renderer": ["burnish.train.renderer"],
     "burnish.cli": ["burnish.cli"],
     "burnish.tune": ["burnish.tune"],
+    "burnish.storage": ["burnish.storage"],
 }
 #: train/'s packages by role (its README): internal, their public names re-exported by it.
 INTERNAL_TRAIN = ("settings", "loop", "components", "parallel", "report")

@@ -224,7 +224,10 @@ class ObjectLock:
             if version is not None:
                 self._version = version
                 return
-            other = _parse(self.store.read(LOCK_NAME))
+            try:
+                other = _parse(self.store.read(LOCK_NAME))
+            except StorageError:
+                other = {}
             self._lost = (
                 f"This run lost the lock of {self.store.url} to {_who(other)}: its renewals "
                 f"stalled for more than the {self.lease:.0f} s lease and that run took it "
