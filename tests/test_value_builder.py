@@ -95,6 +95,7 @@ def training_samples(tmp_path):
         "with_listener": (TrainingListener(),),
         "with_application_logger": (None,),
         "summary": (),
+        "profile": (range(3, 6),),
     }
 
 

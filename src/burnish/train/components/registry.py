@@ -5,8 +5,9 @@ and its tests.
 The order: preemption first (a signal during set-up ends the run before anything starts; as
 `fit_end` goes in reverse, it raises `Preempted` after everything else has ended), the
 non-finite guard (it wraps the optimizer step first), the step budget and validation inside
-the epoch (when things happen), the average, early stopping, the listeners, and the trackers
-last (they log the epoch values with those the listeners logged)."""
+the epoch (when things happen), the average, early stopping, the listeners, the trackers (they
+log the epoch values with those the listeners logged), and the profiler last (its steps end
+after every other component's work of the iteration; it stops first at `fit_end`)."""
 
 from __future__ import annotations
 
@@ -77,6 +78,10 @@ def components_for(
         from burnish.train.components.tracking import Tracking
 
         parts.append(Tracking.for_run(options))
+    if options.logging.profiling is not None and context.is_main:
+        from burnish.train.components.profiler import Profiler
+
+        parts.append(Profiler(options.logging.profiling))
     return Components(parts)
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from burnish.train.settings.fields import OptionGroup
 
 if TYPE_CHECKING:
+    from burnish.train.components.profiler import ProfileSettings
     from burnish.train.logger import ApplicationLoggerInstaller, MetricLogger
     from burnish.train.split import Split
 
@@ -29,6 +30,8 @@ class LoggingOptions(OptionGroup):
         application_logger: installs the experiment log for the run; None: logging
             untouched.
         summary: print the LearnerSummary at the end.
+        profiling: the steps `torch.profiler` records (`profile`), written to
+            `profile/` and `experiment.log`; None: no profiling.
     """
 
     loggers: Mapping[Split, MetricLogger] | None = None
@@ -36,3 +39,4 @@ class LoggingOptions(OptionGroup):
     progress_logger: Any = None
     application_logger: ApplicationLoggerInstaller | None = None
     summary: bool = False
+    profiling: ProfileSettings | None = None

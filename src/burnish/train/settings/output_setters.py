@@ -3,6 +3,7 @@ loggers, experiment trackers, listeners, experiment log, summary)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from burnish.train.logger.progress import check_progress_logger
@@ -162,3 +163,41 @@ class OutputSetters(Setters):
     def summary(self) -> Self:
         """Print the LearnerSummary table when `fit` ends."""
         return self._set("logging", summary=True)
+
+    def profile(
+        self,
+        steps: Iterable[int] = range(10, 20),
+        *,
+        record_shapes: bool = False,
+        with_stack: bool = False,
+        memory: bool = False,
+    ) -> Self:
+        """Profile global training steps `steps` with `torch.profiler` (rank 0).
+
+        Steps count training iterations from the run's first (step 1), a resume continuing
+        the count; `steps` is one window of consecutive steps, and the step before it warms
+        the profiler up. When the window ends, `<artifact_dir>/profile/` gets `trace.json` (a
+        Chrome trace: chrome://tracing or ui.perfetto.dev) and the same trace as
+        `*.pt.trace.json` for TensorBoard's PyTorch profiler plugin (`tensorboard --logdir
+        <artifact_dir>`), and `experiment.log` the top 10 operations by self time. CPU
+        activity is recorded, and CUDA's when the model is on a GPU. Outside the window a fit
+        pays nothing. See docs/performance.md.
+
+        Example:
+            >>> from burnish.train import LearnerBuilder
+            >>> builder = LearnerBuilder("artifacts").profile(steps=range(10, 20))
+
+        Args:
+            steps: the global training steps to profile (default 10 to 19).
+            record_shapes: record the operators' input shapes.
+            with_stack: record the Python stack of each operator (a larger trace).
+            memory: record tensor allocations and frees (`profile_memory`).
+
+        Raises:
+            TypeError: if `steps` is not an iterable of integers, or a flag not a bool.
+            ValueError: if `steps` is empty, not consecutive, or holds a step < 1.
+        """
+        from burnish.train.components.profiler import profile_settings
+
+        settings = profile_settings(steps, record_shapes, with_stack, memory)
+        return self._set("logging", profiling=settings)
