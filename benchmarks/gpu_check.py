@@ -100,7 +100,7 @@ def summary(out: Path, done: list[dict]) -> str:
         lines += ["", "## Profile (per iteration)", "", "```", profile.read_text(), "```"]
     for d in done:
         result = out / f"{d['part']}.json"
-        if result.exists():
+        if d["part"] != "profile" and result.exists():  # a benchmark's results.json
             lines += ["", f"## {d['part']}", "", render(json.loads(result.read_text()))]
     return "\n".join(lines) + "\n"
 

@@ -42,7 +42,9 @@ def measure(
     log: Callable[[str], None] | None = None,
 ) -> dict[str, list[dict[str, float]]]:
     """Per contender, one `{"ms_per_iteration", "fixed_s"}` per round (the short run, then the
-    long one, for each contender in turn)."""
+    long one, for each contender in turn), from wall time, and the same from the process's
+    CPU time (`cpu_ms_per_iteration`, `cpu_fixed_s`) where the children report it: the host's
+    work, which a loaded machine's wall clock blurs and a launch-bound GPU step pays."""
     timed = {
         f"{name}@{n}": (lambda child=child, n=n: child(n))
         for name, child in children.items()
@@ -55,7 +57,11 @@ def measure(
         lines[name] = []
         for short, long in pairs:
             slope, fixed = fit_line(lengths, (short["seconds"], long["seconds"]))
-            lines[name].append({"ms_per_iteration": 1000 * slope, "fixed_s": fixed})
+            line = {"ms_per_iteration": 1000 * slope, "fixed_s": fixed}
+            if "cpu_seconds" in short and "cpu_seconds" in long:
+                slope, fixed = fit_line(lengths, (short["cpu_seconds"], long["cpu_seconds"]))
+                line.update(cpu_ms_per_iteration=1000 * slope, cpu_fixed_s=fixed)
+            lines[name].append(line)
     return lines
 
 
@@ -70,9 +76,20 @@ def rows(
     per_iteration = harness.rows_for(
         label, lines, "ms_per_iteration", "per iteration", "ms", baseline, targets
     )
-    fixed = harness.rows_for(label, lines, "fixed_s", "fixed cost", "s", None)
+    fixed = _fixed_rows(label, lines, "fixed_s", "fixed cost", baseline)
+    rows = per_iteration + fixed
+    if all("cpu_fixed_s" in line for runs in lines.values() for line in runs):
+        key, measure = "cpu_ms_per_iteration", "CPU per iteration"
+        rows += harness.rows_for(label, lines, key, measure, "ms", baseline)
+        rows += _fixed_rows(label, lines, "cpu_fixed_s", "CPU fixed cost", baseline)
+    return rows
+
+
+def _fixed_rows(label, lines, key: str, measure: str, baseline: str) -> list[harness.Row]:
+    """The intercepts, each noted with its difference to the baseline's."""
+    fixed = harness.rows_for(label, lines, key, measure, "s", None)
     base = next((row.median for row in fixed if row.contender == baseline), None)
     for row in fixed:
         if row.contender != baseline and row.median is not None and base is not None:
             row.note = f"{row.median - base:+.3f} s over {baseline} per fit"
-    return per_iteration + fixed
+    return fixed
