@@ -144,7 +144,7 @@ def test_steps_past_the_end_of_the_run_warn_and_keep_what_ran(tmp_path) -> None:
     assert "Profile of steps 8-10," in text
     assert (
         "`profile(steps=...)` chose steps 8-14, but the run ended after step 10 (profiled "
-        "steps 8-10 only)" in text
+        "steps 8-10 only). Choose steps up to 10, or train longer." in text
     )
 
 
@@ -155,6 +155,17 @@ def test_a_window_the_run_never_reaches_writes_nothing_and_says_so(tmp_path) -> 
     assert "chose step 40, but the run ended after step 10 (nothing profiled)" in (
         experiment_log(tmp_path)
     )
+
+
+def test_a_profile_that_cannot_be_written_is_a_warning_and_training_goes_on(tmp_path) -> None:
+    (tmp_path / "profile").write_text("a file where the profile's directory would go")
+    result = fit(builder(tmp_path, epochs=1).profile(steps=range(3, 6)))
+    assert result.epochs_completed == 1 and not result.interrupted
+    assert (tmp_path / "profile").read_text() == "a file where the profile's directory would go"
+    text = experiment_log(tmp_path)
+    assert f"Writing the profile of steps 3-5 to {tmp_path / 'profile'} failed (" in text
+    assert "training goes on without it" in text
+    assert "Profile of steps 3-5" not in text and "nothing profiled" not in text
 
 
 def test_the_window_spans_epochs(tmp_path) -> None:

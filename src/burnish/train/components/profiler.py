@@ -181,6 +181,22 @@ def _not_consecutive(steps: Any) -> ValueError:
     )
 
 
+def _save(profiler: profile, directory: Path) -> Path:
+    """Write `trace.json` (through a temporary file: a failed export keeps the last one) and
+    its copy under the name `tensorboard_trace_handler` gives; the trace's path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    trace, partial = directory / TRACE_FILE, directory / f".{TRACE_FILE}.tmp"
+    try:
+        profiler.export_chrome_trace(str(partial))
+        os.replace(partial, trace)
+    finally:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+    worker = f"{socket.gethostname()}_{os.getpid()}"
+    shutil.copyfile(trace, directory / f"{worker}.{time.time_ns()}.pt.trace.json")
+    return trace
+
+
 def _steps_text(first: int, last: int) -> str:
     return f"step {first}" if first == last else f"steps {first}-{last}"
 
@@ -253,7 +269,7 @@ class Profiler(Component):
         """The run ended: a profile still recording is written; say what was not profiled."""
         if self.profiler is not None:
             self._stop()
-        if self.passed or (self.written is not None and self.written[1] == self.settings.last):
+        if self.passed or self.state.step >= self.settings.last:  # written (or warned)
             return
         self._tell_missing(result)
 
@@ -307,20 +323,21 @@ class Profiler(Component):
             log.exception("Stopping the profiler after the failed fit failed.")
 
     def _write(self, profiler: profile) -> None:
-        """The profiler's trace is ready: the Chrome trace, TensorBoard's file, the table."""
+        """The profiler's trace is ready: the Chrome trace, TensorBoard's file, the table. A
+        failed write is a warning (the run trains on; a trace written before is kept)."""
         last = min(self.state.step, self.settings.last)
         if last < self.began:  # stopped before the window's first step: nothing of it ran
             return
-        directory = self.directory
-        directory.mkdir(parents=True, exist_ok=True)
-        trace = directory / TRACE_FILE
-        partial = directory / f".{TRACE_FILE}.tmp"  # a failed export keeps the last trace
-        profiler.export_chrome_trace(str(partial))
-        os.replace(partial, trace)
-        worker = f"{socket.gethostname()}_{os.getpid()}"  # tensorboard_trace_handler's name
-        shutil.copyfile(trace, directory / f"{worker}.{time.time_ns()}.pt.trace.json")
+        steps, directory = _steps_text(self.began, last), self.directory
+        try:
+            trace = _save(profiler, directory)
+        except OSError as error:
+            self._announce().warning(
+                f"Writing the profile of {steps} to {directory} failed ({error}); training "
+                "goes on without it. Free the disk or fix the directory's permissions."
+            )
+            return
         self.written = (self.began, last)
-        steps = _steps_text(self.began, last)
         log.info("Profile of %s, top operations by %s:\n%s", steps, *self._table(profiler))
         self._announce().info(
             f"Profiled {steps}: {trace} (chrome://tracing or ui.perfetto.dev); "
@@ -349,8 +366,7 @@ class Profiler(Component):
             return
         self._announce().warning(
             f"`profile(steps=...)` chose {wanted}, but the run ended after step {step} "
-            f"({profiled}). Choose steps the run reaches (its length is num_epochs x batches "
-            "per epoch, or max_iterations with grads_accumulation 1)."
+            f"({profiled}). Choose steps up to {step}, or train longer."
         )
 
     def _announce(self) -> Announcer:
