@@ -35,6 +35,13 @@ class Components:
 
     def __init__(self, components: Sequence[Component]) -> None:
         self.parts = list(components)
+        # The per-iteration calls go only to the components that override them: a loop with
+        # nine components pays for the two or three that listen, not for nine no-ops.
+        self._stepped = _overriding(self.parts, "after_optimizer_step")
+        self._iteration_end = _overriding(self.parts, "iteration_end")
+        self._halted = _overriding(self.parts, "halted")
+        self._spent = _overriding(self.parts, "spent")
+        self._validation_due = _overriding(self.parts, "validation_due")
 
     def __iter__(self) -> Iterator[Component]:
         return iter(self.parts)
@@ -57,14 +64,14 @@ class Components:
             part.fit_start(resumed)
 
     def after_optimizer_step(self, model: nn.Module, scaler: GradScaler | None) -> None:
-        for part in self.parts:
-            part.after_optimizer_step(model, scaler)
+        for stepped in self._stepped:
+            stepped(model, scaler)
 
     def iteration_end(
         self, split: Split, metadata: MetricMetadata, values: Mapping[str, float] | None
     ) -> None:
-        for part in self.parts:
-            part.iteration_end(split, metadata, values)
+        for iteration_end in self._iteration_end:
+            iteration_end(split, metadata, values)
 
     def validation_start(self, epoch_end: bool) -> None:
         for part in self.parts:
@@ -111,10 +118,10 @@ class Components:
         return batches
 
     def spent(self) -> bool:
-        return any(part.spent() for part in self.parts)
+        return any(spent() for spent in self._spent)
 
     def validation_due(self, iteration: int, last_iteration: bool) -> bool:
-        return any(part.validation_due(iteration, last_iteration) for part in self.parts)
+        return any(due(iteration, last_iteration) for due in self._validation_due)
 
     def checkpoint_point(self, epoch_end: bool) -> CheckpointId | None:
         return next(
@@ -126,7 +133,7 @@ class Components:
         return any([part.should_stop(validation) for part in self.parts])  # every one asked
 
     def halted(self) -> bool:
-        return any(part.halted() for part in self.parts)
+        return any(halted() for halted in self._halted)
 
     def may_checkpoint(self) -> bool:
         return all([part.may_checkpoint() for part in self.parts])  # every one asked
@@ -158,3 +165,9 @@ class Components:
         for part in self.parts:
             if part.key is not None and part.file:
                 part.load_record(records.get(part.key), changed)
+
+
+def _overriding(parts: Sequence[Component], name: str) -> list[Any]:
+    """The bound `name` methods of the components that override `Component`'s default."""
+    default = getattr(Component, name)
+    return [getattr(part, name) for part in parts if getattr(type(part), name) is not default]
