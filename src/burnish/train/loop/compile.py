@@ -199,7 +199,11 @@ class CompiledTrainStep:
                 if isinstance(value, Tensor):
                     torch._dynamo.mark_static_address(value)
         device = params[0].device if params else torch.device("cpu")
-        return torch.zeros((), device=device)
+        lr = torch.zeros((), device=device)
+        # Its address never changes (filled in place each step): a CUDA graph reads it where it
+        # is, instead of copying it into a static input buffer at every replay.
+        torch._dynamo.mark_static_address(lr)
+        return lr
 
     def close(self) -> None:
         """Unpin the model's parameter table (the end of `fit`)."""
