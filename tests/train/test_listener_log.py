@@ -51,7 +51,7 @@ def _fit(tmp_path, listener, trackers=()):
 def test_logged_values_reach_the_logs_the_summary_and_the_trackers(tmp_path):
     listener = WeightNorm()
     csv_path = tmp_path / "metrics.csv"
-    _fit(tmp_path, listener, [CsvLogger(csv_path, iterations=False)])
+    result = _fit(tmp_path, listener, [CsvLogger(csv_path, iterations=False)])
     train_log, valid_log = (
         FileMetricLogger(tmp_path / "train"),
         FileMetricLogger(tmp_path / "valid"),
@@ -64,6 +64,9 @@ def test_logged_values_reach_the_logs_the_summary_and_the_trackers(tmp_path):
         assert score.value == pytest.approx(listener.validation_values[epoch])
     summary = LearnerSummary.from_dir(tmp_path)  # the aggregates on disk
     assert "Weight Norm" in [metric.name for metric in summary.metrics.train]
+    assert result.summary is not None  # the one fit prints has them too
+    assert "Weight Norm" in [metric.name for metric in result.summary.metrics.train]
+    assert "Score" in [metric.name for metric in result.summary.metrics.valid]
     [score_summary] = [metric for metric in summary.metrics.valid if metric.name == "Score"]
     assert [e.value for e in score_summary.entries] == pytest.approx(
         [listener.validation_values[1], listener.validation_values[2]]
@@ -116,3 +119,12 @@ def test_log_outside_a_split_event_is_refused():
     )  # fmt: skip
     with pytest.raises(RuntimeError, match="only during fit"):
         event.log("Score", 1.0)
+
+
+def test_log_in_an_event_of_no_split_says_where_it_works(tmp_path):
+    class AtStart(TrainingListener):
+        def on_fit_start(self, event):
+            event.log("Seed", 1.0)
+
+    with pytest.raises(TypeError, match=r"in FitStartEvent: a value is logged in a split's"):
+        _fit(tmp_path, AtStart())

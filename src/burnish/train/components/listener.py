@@ -76,6 +76,18 @@ class ListenerEvent:
         """
         self.interrupter.stop(reason)
 
+    def log(self, name: str, value: Any) -> None:
+        """Values are logged in a split's events only (see `SplitEvent.log`).
+
+        Raises:
+            TypeError: always: this event belongs to no split.
+        """
+        raise TypeError(
+            f"`event.log({name!r}, ...)` in {type(self).__name__}: a value is logged in a "
+            "split's events only (`on_iteration_end`, `on_epoch_end`, `on_validation_end`), "
+            "where it joins that split's metrics."
+        )
+
 
 LogValue = Callable[[str, Any], None]
 

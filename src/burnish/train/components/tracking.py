@@ -200,9 +200,10 @@ class Tracking(Component):
             return
         from burnish.train.report.summary import learner_summary
 
-        options = self._run().options
-        summary = learner_summary(options, result.epochs_completed, result.validations)
-        model = final_model_file(options.checkpointing.checkpointer)
+        run = self._run()
+        logged = run.processor.logged_names()
+        summary = learner_summary(run.options, result.epochs_completed, result.validations, logged)
+        model = final_model_file(run.options.checkpointing.checkpointer)
         for tracker in self.trackers:
             tracker.finish(None if summary is None else str(summary), model)
 

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from burnish.lr_scheduler import LrScheduler
     from burnish.optim import Optimizer
     from burnish.train.loop.result import TrainingResult
-    from burnish.train.report.summary import LearnerSummary
     from burnish.train.settings.options import LearnerOptions
     from burnish.tune.lr_finder_result import LrFinderResult
 
@@ -145,7 +144,10 @@ class Learner(LearnerSteps):
         result.checkpointer = options.checkpointing.checkpointer  # for `result.best_model()`
         result.checkpointing_strategy = options.checkpointing.kept()
         if options.logging.summary and context.is_main:
-            result.summary = self._summary(result.epochs_completed, result.validations)
+            logged = run.processor.logged_names()  # listeners' `event.log` values
+            result.summary = learner_summary(
+                options, result.epochs_completed, result.validations, logged
+            )
             if result.summary is not None:
                 show_summary(result.summary)  # a table in a notebook
         return result
@@ -229,6 +231,3 @@ class Learner(LearnerSteps):
             )
         self._options = options
         return self
-
-    def _summary(self, epochs: int, validations: int) -> LearnerSummary | None:
-        return learner_summary(self.options, epochs, validations)

@@ -25,6 +25,7 @@ class LoggedValues:
     def __init__(self, metric_names: Iterable[str]) -> None:
         self.metric_names = frozenset(metric_names)
         self.stats: dict[str, EntryStats] = {}
+        self.seen: set[str] = set()  # every name logged in the run (the summary shows them)
 
     def add(self, name: str, value: float | torch.Tensor) -> float:
         """Count `value` under `name`; returns it as a host float.
@@ -40,6 +41,7 @@ class LoggedValues:
             )
         number = _number(name, value)
         self.stats.setdefault(name, EntryStats()).add(number, 1)
+        self.seen.add(name)
         return number
 
     def values(self) -> dict[str, float]:
@@ -53,10 +55,13 @@ class LoggedValues:
         self.stats = {}
 
     def to_record(self) -> dict[str, Any]:
-        return {name: stats.to_record() for name, stats in self.stats.items()}
+        stats = {name: stats.to_record() for name, stats in self.stats.items()}
+        return {"epoch": stats, "seen": sorted(self.seen)}
 
     def load_record(self, record: Mapping[str, Any] | None) -> None:
-        self.stats = {name: EntryStats.from_record(r) for name, r in (record or {}).items()}
+        record = record or {}
+        self.stats = {n: EntryStats.from_record(r) for n, r in record.get("epoch", {}).items()}
+        self.seen = set(record.get("seen", ())) | set(self.stats)
 
 
 def _number(name: str, value: Any) -> float:

@@ -260,6 +260,10 @@ class MetricsProcessor:
                     if callable(gather):
                         gather()
 
+    def logged_names(self) -> set[str]:
+        """Every name the run's components logged (`log`), on any split."""
+        return {name for state in self.splits.values() for name in state.logged_values.seen}
+
     def to_record(self) -> dict[str, Any]:
         """The metrics' mid-epoch state; call `flush` first."""
         return {

@@ -292,14 +292,19 @@ def _evaluation_loggers(directory: Path) -> dict[str, FileMetricLogger]:
 
 
 def learner_summary(
-    options: LearnerOptions, epochs: int | None = None, validations: int | None = None
+    options: LearnerOptions,
+    epochs: int | None = None,
+    validations: int | None = None,
+    logged: Iterable[str] = (),
 ) -> LearnerSummary | None:
     """The LearnerSummary of the run's file logs over epochs `1..epochs` (None: every epoch
-    logged) and, with `valid_every`, validations `1..validations`; None without metrics or
-    without files (`with_metric_logger` loggers that write none)."""
+    logged) and, with `valid_every`, validations `1..validations`, of its numeric metrics and
+    the values its listeners `logged`; None without any or without files
+    (`with_metric_logger` loggers that write none)."""
     from burnish.train.metric.base import Numeric
 
     names = {m.name for split in options.metrics.values() for m in split if isinstance(m, Numeric)}
+    names |= set(logged)
     if not names:
         return None
     if options.validation.every is None:
