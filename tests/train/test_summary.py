@@ -1,10 +1,17 @@
 """LearnerSummary: numbers equal the logs, Burn's table layout, discovery and errors."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from burnish.train.logger import FileMetricLogger
 from burnish.train.metric.base import NumericEntry
-from burnish.train.report.summary import LearnerSummary, MetricSummary, MetricSummaryEntry
+from burnish.train.report.summary import (
+    LearnerSummary,
+    MetricSummary,
+    MetricSummaryEntry,
+    SummaryMetrics,
+)
 
 # Per split, metric and epoch: the (value, batch size) lines of each iteration.
 LOGS = {
@@ -118,3 +125,47 @@ def test_missing_directories_are_reported(tmp_path):
         LearnerSummary.from_dir(tmp_path / "nope", ["Loss"])
     with pytest.raises(FileNotFoundError, match="No training, validation or test artifacts found"):
         LearnerSummary.from_dir(tmp_path, ["Loss"])
+
+
+def table_lines(summary):
+    return [line for line in str(summary).splitlines() if line.startswith("|")]
+
+
+def bars(line):
+    return [i for i, char in enumerate(line) if char == "|"]
+
+
+def test_a_negative_value_keeps_a_space_before_its_bar():
+    # A user trial's `| -1.031e-1| 1 |`: the sign made the value fill its 9 characters.
+    metric = MetricSummary("Loss", [MetricSummaryEntry(1, -0.1031), MetricSummaryEntry(2, 0.5)])
+    lines = table_lines(LearnerSummary(2, SummaryMetrics([metric], [])))
+    assert lines[2] == "| Train | Loss   | -1.031e-1 | 1        | 0.500    | 2        |"
+    assert len({len(line) for line in lines}) == 1 and len({tuple(bars(s)) for s in lines}) == 1
+
+
+values = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(min_value=-1e-300, max_value=1e-300),
+    st.sampled_from([float("nan"), float("inf"), float("-inf"), -0.0, 1e308, -1e308, 5e-324]),
+)
+metrics = st.lists(
+    st.lists(values, min_size=1, max_size=4).map(
+        lambda vs: MetricSummary("M", [MetricSummaryEntry(i + 1, v) for i, v in enumerate(vs)])
+    ),
+    max_size=3,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(train=metrics, valid=metrics, test=metrics, epochs=st.integers(0, 10**12))
+def test_every_row_has_the_same_width_and_the_bars_align(train, valid, test, epochs):
+    if train:  # an epoch number wider than the Epoch column
+        train[0] = MetricSummary("Loss", [*train[0].entries, MetricSummaryEntry(epochs, 1.0)])
+    summary = LearnerSummary(epochs, SummaryMetrics(train, valid, {"mnist": test}))
+    lines = table_lines(summary)
+    assert len(lines) == 2 + len(train) + len(valid) + len(test)
+    assert {tuple(bars(line)) for line in lines} == {tuple(bars(lines[0]))}
+    assert len(bars(lines[0])) == 7
+    for line in lines[2:]:  # a space on each side of every cell
+        cells = line.split("|")[1:-1]
+        assert all(cell.startswith(" ") and cell.endswith(" ") for cell in cells), line

@@ -14,7 +14,7 @@ from burnish.train.logger.base import DamagedLogError
 from burnish.train.logger.file import FileMetricLogger
 from burnish.train.logger.validations import read_validations
 from burnish.train.metric.store import Aggregate, MetricStore
-from burnish.train.report.summary_format import format_value
+from burnish.train.report.summary_format import table_text, value_text
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
@@ -226,10 +226,6 @@ class LearnerSummary:
 
     def __str__(self) -> str:
         tests = {f"Test ({tag})": metrics for tag, metrics in sorted(self.metrics.test.items())}
-        split_width = max([len("Split"), len("Train"), len("Valid")] + [len(t) for t in tests])
-        all_metrics = self.metrics.train + self.metrics.valid
-        all_metrics += [metric for metrics in tests.values() for metric in metrics]
-        metric_width = max([len("Metric")] + [len(metric.name) for metric in all_metrics])
         text = f"{'=' * 24} Learner Summary {'=' * 24}\n"
         if self.model is not None:
             text += f"Model:\n{self.model}\n"
@@ -237,26 +233,19 @@ class LearnerSummary:
         if self.validations is not None:
             text += f"Validations: {self.validations} (the Epoch of a Valid row: its number)\n"
         text += "\n\n"
-        text += (
-            f"| {'Split':<{split_width}} | {'Metric':<{metric_width}} "
-            "| Min.     | Epoch    | Max.     | Epoch    |\n"
-            f"|{'-' * (split_width + 2)}|{'-' * (metric_width + 2)}"
-            "|----------|----------|----------|----------|\n"
-        )
-        rows = [("Train", self.metrics.train), ("Valid", self.metrics.valid), *tests.items()]
-        for split, metrics in rows:
-            for metric in metrics:
-                if not metric.entries:
-                    continue
-                low, high = metric.min, metric.max
-                # An evaluation has no epochs: its one value shows in both columns, no epoch.
-                steps = ("-", "-") if split.startswith("Test") else (low.step, high.step)
-                text += (
-                    f"| {split:<{split_width}} | {metric.name:<{metric_width}} "
-                    f"| {format_value(low.value)}| {steps[0]:<9}"
-                    f"| {format_value(high.value)}| {steps[1]:<9}|\n"
-                )
-        return text
+        splits = [("Train", self.metrics.train), ("Valid", self.metrics.valid), *tests.items()]
+        rows = [
+            _row(split, metric) for split, metrics in splits for metric in metrics if metric.entries
+        ]
+        return text + table_text(rows, split_names=["Train", "Valid", *tests])
+
+
+def _row(split: str, metric: MetricSummary) -> list[str]:
+    """A metric's table cells: split, name, min and its epoch, max and its epoch."""
+    low, high = metric.min, metric.max
+    # An evaluation has no epochs: its one value shows in both columns, no epoch.
+    steps = ("-", "-") if split.startswith("Test") else (str(low.step), str(high.step))
+    return [split, metric.name, value_text(low.value), steps[0], value_text(high.value), steps[1]]
 
 
 def _collect(
