@@ -125,7 +125,9 @@ class Run:
             if context.enabled and not self.sharded  # FSDP reduce-scatters in backward
             else None
         )
-        self.compiled_step = compiled_step(model, learner.optim, options, context, self.precision)
+        self.compiled_step = compiled_step(
+            model, learner.optim, options, context, self.precision, self.announce.warning
+        )
         self.eager_step = EagerTrainStep(
             self.state, self.precision, self.grad_sync, self.components
         )

@@ -4,6 +4,7 @@ the compiled step."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import torch
@@ -62,8 +63,10 @@ def compiled_step(
     options: LearnerOptions,
     context: DistributedContext,
     precision: MixedPrecision | None,
+    warn: Callable[[str], None] | None = None,
 ) -> CompiledTrainStep | None:
-    """With `compile(step=True)`: train_step and the optimizer step as one graph."""
+    """With `compile(step=True)`: train_step and the optimizer step as one graph; `warn` says
+    once if torch's compiler fails and the run trains on eagerly."""
     if not options.compilation.whole_step or options.compilation.kwargs is None:
         return None
     check_compiled_step(
@@ -73,4 +76,4 @@ def compiled_step(
         strategy=options.parallelism.kind,
         world_size=context.world_size,
     )
-    return CompiledTrainStep(model, optim, options.compilation.kwargs, precision)
+    return CompiledTrainStep(model, optim, options.compilation.kwargs, precision, warn=warn)
