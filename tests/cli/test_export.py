@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import burnish as bn
+from burnish.module import into_record
 from burnish.record import CompactRecorder
 
 from examples.mnist.export import model, valid_loader
@@ -129,7 +130,12 @@ def test_a_static_batch_export_says_it_ran_one_batch_size(run) -> None:
         ),
         (
             ["{run}", "--model", "torch.nn:Identity", "--example", LOADER],
-            ["does not fit the model --model torch.nn:Identity built", "unexpected key"],
+            [
+                "does not fit the model --model torch.nn:Identity built: Record does not match "
+                "Identity (8 problems): unexpected key `conv1.weight`",
+                "Check that --model builds the run's model",
+                "--record FILE or --checkpoint NAME",
+            ],
         ),
         (["{run}", *GUIDE], ["Which part of a MnistBatch batch is the model's input"]),
         (
@@ -144,6 +150,28 @@ def test_bad_input_is_one_line_naming_what_to_pass(trained_run, arguments, fragm
     result = burnish("export", *arguments, "--to", "onnx", cwd=REPO)
     assert_one_line_error(result, "burnish export: error: ", *fragments)
     assert not (trained_run / "model.onnx").exists()
+
+
+@pytest.mark.parametrize("record", ["model.mpk", "model.bpk"])
+def test_a_record_that_does_not_fit_says_what_the_command_line_can_change(run, record) -> None:
+    # load_record's error ends "or pass strict=False", a ModuleRecord's ".allow_partial()":
+    # options a Python caller has; the command's user changes --model or the record instead.
+    if record == "model.bpk":  # a Burnpack record: loaded by ModuleRecord.apply_to
+        into_record(model(run)).save(run / "mnist-weights.bpk")
+        record = "mnist-weights.bpk"
+    arguments = ["--model", "torch.nn:Identity", "--example", LOADER, "--record", record]
+    result = burnish("export", run, "--to", "onnx", *arguments, cwd=REPO)
+    assert_one_line_error(
+        result,
+        f"burnish export: error: {run / record} does not fit the model --model "
+        "torch.nn:Identity built: ",
+        "conv1.weight",
+        f"Check that --model builds the run's model with the run's settings (e.g. from {run}/"
+        "config.json), or pass the record of that model with --record FILE or --checkpoint NAME.",
+    )
+    for remedy in ("strict", "allow_partial", "allow_unused", "validate(False)", "Fix the"):
+        assert remedy not in result.stderr, result.stderr
+    assert not (run / "model.onnx").exists()
 
 
 def test_an_unknown_target_is_a_usage_error(trained_run) -> None:

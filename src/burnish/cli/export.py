@@ -67,13 +67,19 @@ def run(args: argparse.Namespace) -> int:
         0, the exit status.
 
     Raises:
-        CommandError: for a bad directory, callable, record or example.
+        CommandError: for a bad directory, callable, record or example, or a record that
+            does not fit the model the factory built.
         ExportError: if torch cannot export the model, or the file does not compute what
             the model computes (nothing is written then).
-        RecordError: if the record does not fit the model the factory built.
+        RecordError: if the record file cannot be read.
         RunLockedError: if a live run is writing the directory the file goes to.
     """
-    from burnish.cli.export_source import call_with_run, import_callable, model_record
+    from burnish.cli.export_source import (
+        call_with_run,
+        import_callable,
+        model_record,
+        record_misfit,
+    )
     from burnish.export import export
     from burnish.module import load_record
     from burnish.record import RecordError, recorder_for_file
@@ -92,10 +98,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         model = load_record(model.to(args.device), record)
     except RecordError as error:
-        raise CommandError(
-            f"{record_path} does not fit the model --model {args.model} built ({error}) Make "
-            "the factory build the run's model, e.g. from its config.json."
-        ) from error
+        raise record_misfit(error, record_path, directory, args.model) from error
     loader = call_with_run(loader_of, directory, "--example", args.example)
     output = Path(args.output) if args.output else directory / "model"
     with run_lock(find_run_directory(output.parent)):  # not beside a live fit's writes

@@ -18,7 +18,11 @@ from typing import Any
 
 from burnish.cli.base import CommandError
 
-__all__ = ["call_with_run", "import_callable", "model_record"]
+__all__ = ["call_with_run", "import_callable", "model_record", "record_misfit"]
+
+#: Where a `RecordError` turns from what does not fit to how a Python caller loads it anyway
+#: (`strict=False`, `.allow_partial()`): options the command line does not have.
+_LIBRARY_REMEDY = "\nFix the "
 
 #: What `burnish export` writes beside the record (ONNX, its external weights, torch.export).
 _EXPORTED = (".onnx", ".onnx.data", ".pt2")
@@ -145,3 +149,18 @@ def _checkpoint_record(directory: Path, name: str) -> Path:
     if not found:
         raise CommandError(f"Checkpoint {name} of {directory} holds no model record (model.*).")
     return found[0]
+
+
+def record_misfit(error: Exception, record_path: Path, directory: Path, spec: str) -> CommandError:
+    """The error for a record that does not fit the model `--model spec` built: what does
+    not fit (the `RecordError`'s list, without its Python-only remedies such as
+    `strict=False`), and what the command's user can change: the factory, or the record.
+    """
+    text = str(error).split(_LIBRARY_REMEDY, 1)[0].rstrip(". \n")
+    head, *listed = [line.strip() for line in text.splitlines() if line.strip()]
+    problems = f"{head} {'; '.join(listed)}" if listed else head
+    return CommandError(
+        f"{record_path} does not fit the model --model {spec} built: {problems}. Check that "
+        f"--model builds the run's model with the run's settings (e.g. from {directory}/"
+        "config.json), or pass the record of that model with --record FILE or --checkpoint NAME."
+    )
