@@ -3,7 +3,7 @@ train at the suggestion and at the guide's 1e-4 to compare.
 
 python -m examples.lr_finder                      # the sweep: 100 rates from 1e-8 to 1
 python -m examples.lr_finder --compare-epochs 1   # then 1 epoch at each rate, all of MNIST
-burnish report artifacts/lr_finder                # the sweep's plot, the suggestion marked
+burnish report artifacts/lr-finder                # the sweep's plot, the suggestion marked
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("BURNISH_DATASETS", str(REPO / "data"))  # offline: the repo's MNIST
+#: Where the sweep is written by default (docs/lr-finder.md's directory too).
+ARTIFACT_DIR = "artifacts/lr-finder"
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -23,7 +25,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
-    parser.add_argument("--artifact-dir", default="artifacts/lr_finder")
+    parser.add_argument("--artifact-dir", default=ARTIFACT_DIR)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--iterations", type=int, default=100, help="rates tried (default 100)")
     parser.add_argument("--compare-epochs", type=int, default=0, help="epochs of each training")
