@@ -84,3 +84,12 @@ def test_the_guide_pages_have_code_that_runs() -> None:
     names = {_id(p) for p in RUNNABLE}
     for page in ("basic-workflow.md", "learner.md", "custom-training-loops.md", "records.md"):
         assert page in names, f"{page} has no runnable Python block"
+
+
+def test_the_stateful_dataloader_example_runs() -> None:
+    """crash-safety.md's `StatefulDataLoader` example is a whole program (its dataset, its
+    `collate_fn`), run with its page, not a fragment."""
+    page = DOCS / "crash-safety.md"
+    blocks = [b for b in python_blocks(page) if "StatefulDataLoader(" in b.code]
+    assert blocks and not any(b.fragment for b in blocks)
+    assert all("collate_fn=" in b.code and "fit(" in b.code for b in blocks)

@@ -44,8 +44,9 @@ class S3Server:
             region_name=REGION,
         )
 
-    def new_bucket(self) -> str:
-        name = f"run-{uuid.uuid4().hex[:12]}"
+    def new_bucket(self, prefix: str = "run") -> str:
+        """A new, empty bucket `<prefix>-<random>` (e.g. `my-bucket-3f0c...`)."""
+        name = f"{prefix}-{uuid.uuid4().hex[:12]}"
         self.client().create_bucket(Bucket=name)
         return name
 

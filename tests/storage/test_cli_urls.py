@@ -51,8 +51,26 @@ def test_inspect_of_a_url_is_the_inspection_of_the_file(url, local_run):
 
 
 def test_a_url_without_a_run_or_file_is_one_clear_line(bucket, s3_env):
-    assert_one_line_error(burnish("summary", f"s3://{bucket}/nothing"), "holds no run")
+    assert_one_line_error(
+        burnish("summary", f"s3://{bucket}/nothing"),
+        f"No run at s3://{bucket}/nothing: nothing is stored under that path",
+        f"the bucket '{bucket}' exists",
+    )
     assert_one_line_error(burnish("inspect", f"s3://{bucket}/x/model.mpk"), "does not exist")
+
+
+def test_a_missing_path_in_a_bucket_named_bucket_is_no_run_not_a_missing_bucket(s3_env):
+    """A bucket whose name holds the word "bucket" once made a missing path read as a missing
+    bucket; the bucket itself is asked now."""
+    bucket = s3_env.new_bucket("my-bucket")
+    missing = burnish("summary", f"s3://{bucket}/runs/nothere")
+    assert_one_line_error(missing, f"No run at s3://{bucket}/runs/nothere", "exists")
+    assert "does not exist" not in missing.stderr
+    assert_one_line_error(
+        burnish("summary", f"s3://no-such-{bucket}/runs/nothere"),
+        f"s3://no-such-{bucket}/runs/nothere",
+        "the bucket does not exist",
+    )
 
 
 def test_wrong_credentials_are_one_clear_line(url, monkeypatch):

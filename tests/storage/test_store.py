@@ -6,8 +6,11 @@ from __future__ import annotations
 import socket
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from burnish.storage import ObjectStore, StorageError
+from burnish.storage.store import describe
 
 
 def test_objects_round_trip_and_conditional_writes_hold(bucket, tmp_path):
@@ -70,3 +73,32 @@ def test_a_store_without_conditional_writes_still_creates_and_replaces_once():
     assert store.replace("lock", b"c", "stale") is None
     assert store.replace("lock", b"c", first) is not None
     store.delete(["lock"])
+
+
+_WORDS = st.sampled_from(
+    ["bucket", "my-bucket", "timeout", "endpoint", "credential", "connect", "access", "denied"]
+)
+_NAME = st.lists(
+    st.one_of(_WORDS, st.text("abcdefghijklmnopqrstuvwxyz0123456789-._", min_size=1)),
+    min_size=1,
+    max_size=4,
+).map("-".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_NAME, st.lists(_NAME, max_size=3), _NAME)
+def test_names_in_a_url_never_choose_the_fix(bucket, folders, name):
+    """The fix comes from what the store said, never from the names of the bucket, folders or
+    object (a bucket `my-bucket`, a folder `timeout-runs`), which its errors repeat."""
+    url = "/".join([f"s3://{bucket}", *folders])
+    path = "/".join([bucket, *folders, name])
+    for error in (FileNotFoundError(path), FileNotFoundError(2, "Not Found", path)):
+        assert describe(url, "download", name, error).endswith(
+            "Nothing is stored at that path: check the URL (or another process deleted it)."
+        )
+    missing = describe(url, "list", "", FileNotFoundError("The specified bucket does not exist"))
+    assert missing.endswith("The bucket does not exist: create it, or fix the URL.")
+    refused = describe(url, "list", "", PermissionError(f"{path}: Forbidden"))
+    assert "refused the credentials" in refused
+    silent = describe(url, "upload", name, OSError(f"Connect timeout on endpoint for {path}"))
+    assert "endpoint did not answer" in silent

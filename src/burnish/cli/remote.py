@@ -29,7 +29,7 @@ def local_runs(locations: Sequence[str], checkpoints: bool) -> Iterator[list[Pat
         checkpoints: download the committed checkpoints too (`report` shows them).
 
     Raises:
-        CommandError: if a URL holds no run.
+        CommandError: if nothing is stored at a URL (no run there).
         StorageError: if the store cannot be read (credentials, bucket, endpoint).
     """
     from burnish.storage import ObjectStore, pull
@@ -47,7 +47,10 @@ def local_runs(locations: Sequence[str], checkpoints: bool) -> Iterator[list[Pat
             directory = _temporary(stack) / (PurePosixPath(url.split("://", 1)[1]).name or "run")
             pulled = pull(store, directory, checkpoints=checkpoints)
             if not any(is_carried(name) for name in pulled.remote):
-                raise CommandError(f"{url} holds no run: no file under that URL. Check the URL.")
+                there = f" (the bucket '{store.bucket}' exists)" if store.bucket else ""
+                raise CommandError(
+                    f"No run at {url}: nothing is stored under that path{there}. Check the URL."
+                )
             directories.append(directory)
         yield directories
 

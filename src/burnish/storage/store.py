@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,6 +30,7 @@ log = logging.getLogger("burnish.storage")
 T = TypeVar("T")
 
 _ATOMIC = ("s3", "s3a")  # conditional writes: If-None-Match / If-Match
+_BUCKETED = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss")  # a URL's first folder: its bucket
 _EXTRA = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "az": "azure", "abfs": "azure"}
 
 
@@ -62,6 +64,11 @@ class ObjectStore:
 
     def __repr__(self) -> str:
         return f"ObjectStore({self.url!r})"
+
+    @property
+    def bucket(self) -> str | None:
+        """The URL's bucket (or container), its first folder; None where the protocol has none."""
+        return self.root.lstrip("/").split("/", 1)[0] if self.protocol in _BUCKETED else None
 
     def path(self, name: str) -> str:
         """The store's full path of `name` (relative, POSIX)."""
@@ -201,10 +208,22 @@ class ObjectStore:
         self.fs.invalidate_cache()
         try:
             self.fs.ls(self.root, detail=False)
-        except FileNotFoundError as error:
-            if "bucket" in str(error).lower():
-                raise
-            # nothing under the URL yet: a new run
+        except FileNotFoundError:
+            self._check_bucket()  # the bucket is there: nothing under the URL yet, a new run
+
+    def _check_bucket(self) -> None:
+        """Raise if the URL's bucket does not exist (asked of the bucket itself: an error's
+        text names the path, and a bucket may be called `my-bucket`)."""
+        bucket = self.bucket
+        if bucket is None:
+            return  # no buckets: a missing folder is a new run's
+        try:
+            self.fs.info(bucket)
+        except FileNotFoundError:
+            raise StorageError(
+                f"Object storage {self.url} (list) failed: the bucket does not exist "
+                f"('{bucket}'). Create it, or fix the URL."
+            ) from None
 
     def _find(self) -> dict[str, int]:
         self.fs.invalidate_cache()
@@ -260,7 +279,7 @@ def describe(url: str, what: str, name: str, error: BaseException) -> str:
     """One message for a failed store operation: the URL, the operation, the cause, the fix."""
     cause = f"{type(error).__name__}: {str(error).strip().rstrip('.')}"
     where = f"{url} ({what} {name})" if name and name != url else f"{url} ({what})"
-    text = str(error).lower()
+    text = _without_names(str(error).lower(), url, name)
     if isinstance(error, PermissionError) or any(
         word in text
         for word in ("accessdenied", "access denied", "invalidaccesskeyid", "signaturedoesnotmatch")
@@ -276,8 +295,12 @@ def describe(url: str, what: str, name: str, error: BaseException) -> str:
             "No credentials were found. Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or "
             "AWS_PROFILE), or pass storage_options={'key': ..., 'secret': ...}."
         )
-    elif isinstance(error, FileNotFoundError) and "bucket" in text:
+    elif isinstance(error, FileNotFoundError) and any(
+        phrase in str(error).lower() for phrase in ("specified bucket", "bucket does not exist")
+    ):
         fix = "The bucket does not exist: create it, or fix the URL."
+    elif isinstance(error, FileNotFoundError):
+        fix = "Nothing is stored at that path: check the URL (or another process deleted it)."
     elif any(word in text for word in ("connect", "endpoint", "timeout", "timed out")):
         fix = (
             "The endpoint did not answer. Check AWS_ENDPOINT_URL (or storage_options="
@@ -286,6 +309,18 @@ def describe(url: str, what: str, name: str, error: BaseException) -> str:
     else:
         fix = "Check the URL, the credentials and the network."
     return f"Object storage {where} failed: {cause}. {fix}"
+
+
+def _without_names(text: str, url: str, name: str) -> str:
+    """An error's text without the URL's paths: the words that say what went wrong are the
+    store's, not the names of the bucket, folders or objects (a folder `timeout-runs` is no
+    timeout)."""
+    path = url.split("://", 1)[-1].lower()
+    bucket = path.lstrip("/").split("/", 1)[0]
+    for part in (url.lower(), name.lower(), bucket):
+        if part:
+            text = re.sub(rf"(?<![\w.-])/?{re.escape(part)}(?:/\S*)?(?![\w.-])", " ", text)
+    return text
 
 
 def _install_hint(protocol: str) -> str:
