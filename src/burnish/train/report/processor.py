@@ -42,6 +42,7 @@ from burnish.train.metric.state import sum_over_ranks
 from burnish.train.parallel.epoch_value import epoch_totals, numeric_state, value_from_totals
 from burnish.train.renderer.base import MetricsRenderer, RenderSnapshot, TrainingProgress
 from burnish.train.report.logged_values import LoggedValues
+from burnish.train.report.read_back import to_host as _to_host
 from burnish.train.split import Split
 
 if TYPE_CHECKING:
@@ -429,26 +430,3 @@ def _logged_from_record(numeric: list[Numeric], saved: dict[str, Any]) -> list[E
     if len(totals) == len(numeric):
         return [EntryStats(float(total), int(count)) for total, count in totals]
     return [EntryStats() for _ in numeric]
-
-
-def _to_host(values: list[Any]) -> list[float]:
-    """Python floats for a list of floats and 0-dim tensors: one transfer per device."""
-    out: list[float] = [0.0] * len(values)
-    by_device: dict[torch.device, list[int]] = {}
-    for i, value in enumerate(values):
-        if isinstance(value, torch.Tensor):
-            by_device.setdefault(value.device, []).append(i)
-        else:
-            out[i] = float(value)
-    for device, indices in by_device.items():
-        # One kernel and one copy: `stack` promotes floating values to the widest of their
-        # dtypes, which holds each exactly. An integer beside float32 values might not fit
-        # float32's 24 bits: then every value is widened first (MPS has no float64).
-        tensors = [values[i].detach().reshape(()) for i in indices]
-        stacked = torch.stack(tensors)
-        if stacked.dtype.itemsize < 8 and not all(t.is_floating_point() for t in tensors):
-            wide = torch.float32 if device.type == "mps" else torch.float64
-            stacked = torch.stack([t.to(wide) for t in tensors])
-        for i, value in zip(indices, stacked.tolist()):
-            out[i] = float(value)
-    return out
