@@ -1,11 +1,12 @@
 """One `Learner.fit`: the run-time parts built for it, and the loop over its epochs.
 
 Per epoch: the train split (one lr step, one `train_step`, one optimizer step per iteration),
-then validation on `model.valid()` under no autograd, then early stopping's decision, then the
-epoch checkpoint, which records the state after every decision of the epoch (and, for the last
-epoch, how the run ended). Epochs are 1-based. See README.md for the order of events. A step
-budget (budget.py) can cut the last epoch short; validations inside an epoch (mid_epoch.py)
-take the same decisions as the epoch's own.
+then validation on `model.valid()` under no autograd, then the components' decision to stop
+(early stopping), then the epoch checkpoint, which records the state after every decision of
+the epoch (and, for the last epoch, how the run ended). Epochs are 1-based. The loop's features
+are its components (components/): it tells them its events and asks them its decisions (a step
+budget ending the run, a validation due inside the epoch, a halt) and names none of them. See
+README.md for the order of events.
 """
 
 from __future__ import annotations
