@@ -10,7 +10,7 @@ overrides the ones it needs.
 Events, in the order of a fit (README.md draws them in place):
 
     bind(run)                   once, when the fit's parts are built: the loop's view of the
-                                fit (state, options, processor, announcer, checkpointer)
+                                fit (loop_view.py: state, options, processor, announcer, ...)
     held()                      the fit's length: signal handlers, trackers to close
     fit_start(resumed)          after the checkpoint is restored, before the first epoch
     after_optimizer_step(model, scaler)   each optimizer step (before the scaler's update)
@@ -60,8 +60,8 @@ if TYPE_CHECKING:
 
     from burnish.optim import GradientsParams, GradScaler, Optimizer
     from burnish.train.checkpoint.file import CheckpointId
+    from burnish.train.components.loop_view import LoopView
     from burnish.train.loop.result import TrainingResult
-    from burnish.train.loop.run import Run
     from burnish.train.metric.base import MetricMetadata
     from burnish.train.split import Split
 
@@ -82,8 +82,9 @@ class Component:
 
     # -- events ----------------------------------------------------------------------------
 
-    def bind(self, run: Run) -> None:
-        """The fit this component serves (its parts are built; nothing has run yet)."""
+    def bind(self, run: LoopView) -> None:
+        """The fit this component serves (its parts are built; nothing has run yet): read only
+        what `LoopView` names."""
 
     def held(self) -> contextlib.AbstractContextManager[Any]:
         """What the component holds for the fit's whole length (entered before the restore,

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
     from burnish.optim import GradScaler
     from burnish.train.checkpoint.file import CheckpointId
+    from burnish.train.components.loop_view import LoopView
     from burnish.train.loop.result import TrainingResult
-    from burnish.train.loop.run import Run
     from burnish.train.metric.base import MetricMetadata
     from burnish.train.split import Split
 
@@ -55,7 +55,7 @@ class Components:
                 stack.enter_context(part.held())
             yield
 
-    def bind(self, run: Run) -> None:
+    def bind(self, run: LoopView) -> None:
         for part in self.parts:
             part.bind(run)
 

@@ -12,7 +12,7 @@ from burnish.train.components.component import Component
 
 if TYPE_CHECKING:
     from burnish.train.components.early_stopping import EarlyStoppingStrategy
-    from burnish.train.loop.run import Run
+    from burnish.train.components.loop_view import LoopView
 
 __all__ = ["EarlyStop"]
 
@@ -30,9 +30,9 @@ class EarlyStop(Component):
 
     def __init__(self, strategy: EarlyStoppingStrategy | None) -> None:
         self.strategy = strategy
-        self.run: Run | None = None
+        self.run: LoopView | None = None
 
-    def bind(self, run: Run) -> None:
+    def bind(self, run: LoopView) -> None:
         self.run = run
 
     def should_stop(self, validation: int) -> bool:

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from torch import nn
 
     from burnish.optim import GradScaler
+    from burnish.train.components.loop_view import LoopView
     from burnish.train.loop.result import TrainingResult
-    from burnish.train.loop.run import Run
 
 __all__ = ["EmaAverage"]
 
@@ -35,9 +35,9 @@ class EmaAverage(Component):
     def __init__(self, model: nn.Module, settings: EmaSettings) -> None:
         self.settings = settings
         self.ema = ModelEma(model, settings)
-        self.run: Run | None = None
+        self.run: LoopView | None = None
 
-    def bind(self, run: Run) -> None:
+    def bind(self, run: LoopView) -> None:
         self.run = run
 
     def after_optimizer_step(self, model: nn.Module, scaler: GradScaler | None) -> None:

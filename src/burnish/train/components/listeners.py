@@ -35,9 +35,9 @@ from burnish.train.split import Split
 
 if TYPE_CHECKING:
     from burnish.train.checkpoint.file import CheckpointId
+    from burnish.train.components.loop_view import LoopView
     from burnish.train.interrupter import Interrupter
     from burnish.train.loop.result import TrainingResult
-    from burnish.train.loop.run import Run
     from burnish.train.metric.base import MetricMetadata
 
 __all__ = ["Listeners", "is_stateful"]
@@ -73,10 +73,10 @@ class Listeners(Component):
             if is_main or listener.all_ranks
         ]
         self.interrupter = interrupter
-        self.run: Run | None = None
+        self.run: LoopView | None = None
         self._before_validation: dict[str, Any] = {}
 
-    def bind(self, run: Run) -> None:
+    def bind(self, run: LoopView) -> None:
         self.run = run
 
     # -- the run's moments -----------------------------------------------------------------
@@ -203,7 +203,7 @@ class Listeners(Component):
     def _listeners(self) -> list[TrainingListener]:
         return [listener for _, listener in self.active]
 
-    def _run(self) -> Run:
+    def _run(self) -> LoopView:
         assert self.run is not None, "Listeners.bind(run) comes before the run starts"
         return self.run
 

@@ -34,8 +34,8 @@ from burnish.train.logger.validations import (
 )
 
 if TYPE_CHECKING:
+    from burnish.train.components.loop_view import LoopView
     from burnish.train.loop.position import Position
-    from burnish.train.loop.run import Run
     from burnish.train.loop.state import TrainingState
 
 __all__ = ["MidEpochValidation"]
@@ -62,7 +62,7 @@ class MidEpochValidation(Component):
 
     # -- the loop's component --------------------------------------------------------------
 
-    def bind(self, run: Run) -> None:
+    def bind(self, run: LoopView) -> None:
         self.state = run.state
 
     def fit_start(self, resumed: bool) -> None:

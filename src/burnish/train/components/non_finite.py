@@ -40,8 +40,8 @@ from burnish.train.split import Split
 if TYPE_CHECKING:
     from burnish.optim import GradientsParams, GradScaler, Optimizer
     from burnish.train.checkpoint.file import FileCheckpointer
+    from burnish.train.components.loop_view import LoopView
     from burnish.train.loop.result import TrainingResult
-    from burnish.train.loop.run import Run
     from burnish.train.metric.base import Metric, MetricMetadata
 
 __all__ = ["NonFiniteMode", "NonFiniteWatch", "check_non_finite_mode", "loss_of"]
@@ -95,7 +95,7 @@ class NonFiniteWatch(Component):
         say: Callable[[str], None] | None = None,
         metrics: Sequence[Metric] = (),
     ) -> None:
-        self.run: Run | None = None
+        self.run: LoopView | None = None
         self.mode = check_non_finite_mode(mode)
         self.guard = NonFiniteGuard() if mode != "continue" and not scaled else None
         self.say = say
@@ -112,7 +112,7 @@ class NonFiniteWatch(Component):
 
     # -- the loop's component --------------------------------------------------------------
 
-    def bind(self, run: Run) -> None:
+    def bind(self, run: LoopView) -> None:
         self.run = run
 
     def guard_step(self, step: OptimizerStep) -> OptimizerStep:

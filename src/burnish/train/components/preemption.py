@@ -34,10 +34,10 @@ from burnish.train.checkpoint.file import CheckpointId
 from burnish.train.components.component import Component
 
 if TYPE_CHECKING:
+    from burnish.train.components.loop_view import LoopView
     from burnish.train.interrupter import Interrupter
     from burnish.train.loop.position import Position
     from burnish.train.loop.result import TrainingResult
-    from burnish.train.loop.run import Run
     from burnish.train.parallel.distributed import DistributedContext
     from burnish.train.report.announce import Announcer
 
@@ -300,9 +300,9 @@ class Preemption(Component):
     def __init__(self, watch: PreemptionWatch, where: Callable[[Position], str]) -> None:
         self.watch = watch
         self.where = where
-        self.run: Run | None = None
+        self.run: LoopView | None = None
 
-    def bind(self, run: Run) -> None:
+    def bind(self, run: LoopView) -> None:
         self.run = run
 
     def held(self) -> contextlib.AbstractContextManager[None]:

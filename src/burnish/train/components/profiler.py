@@ -46,8 +46,8 @@ from burnish.train.split import Split
 if TYPE_CHECKING:
     from torch.profiler import ProfilerAction, profile
 
+    from burnish.train.components.loop_view import LoopView
     from burnish.train.loop.result import TrainingResult
-    from burnish.train.loop.run import Run
     from burnish.train.loop.state import TrainingState
     from burnish.train.metric.base import MetricMetadata
     from burnish.train.report.announce import Announcer
@@ -215,9 +215,9 @@ class Profiler(Component):
         self.passed = False  # the run started after the window
         self.began = 0  # the first step recorded
         self.written: tuple[int, int] | None = None  # the steps of the profile written
-        self._run: Run | None = None
+        self._run: LoopView | None = None
 
-    def bind(self, run: Run) -> None:
+    def bind(self, run: LoopView) -> None:
         self._run = run
 
     @property

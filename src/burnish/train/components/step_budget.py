@@ -20,7 +20,7 @@ from burnish.train.components.component import Component
 from burnish.train.loop.position import Phase
 
 if TYPE_CHECKING:
-    from burnish.train.loop.run import Run
+    from burnish.train.components.loop_view import LoopView
     from burnish.train.loop.state import TrainingState
 
 __all__ = ["StepBudget"]
@@ -47,7 +47,7 @@ class StepBudget(Component):
         self.accumulation = accumulation or 1
         self.state: TrainingState | None = None
 
-    def bind(self, run: Run) -> None:
+    def bind(self, run: LoopView) -> None:
         self.state = run.state
 
     def spent(self) -> bool:

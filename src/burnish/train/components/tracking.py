@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 
     from burnish.train.checkpoint.file import FileCheckpointer
     from burnish.train.checkpoint.lineage import RunStart
+    from burnish.train.components.loop_view import LoopView
     from burnish.train.logger.tracker import ExperimentLogger
     from burnish.train.loop.result import TrainingResult
-    from burnish.train.loop.run import Run
     from burnish.train.loop.state import TrainingState
     from burnish.train.metric.base import Metric, MetricMetadata
     from burnish.train.parallel.distributed import DistributedContext
@@ -116,7 +116,7 @@ class Tracking(Component):
         self.trackers = list(trackers)
         self.started = False
         self.lr_metric = lr_metric
-        self.run: Run | None = None
+        self.run: LoopView | None = None
         self.iterations = IterationPoints(log_every, self._where, self._log_iteration)
 
     @classmethod
@@ -128,10 +128,10 @@ class Tracking(Component):
         lr_metric = any(isinstance(metric, LearningRateMetric) for metric in train)
         return cls(options.tracking.trackers, options.tracking.log_every, lr_metric)
 
-    def bind(self, run: Run) -> None:
+    def bind(self, run: LoopView) -> None:
         self.run = run
 
-    def _run(self) -> Run:
+    def _run(self) -> LoopView:
         assert self.run is not None, "Tracking.bind(run) comes before the run starts"
         return self.run
 
