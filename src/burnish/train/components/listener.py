@@ -154,7 +154,17 @@ class IterationEndEvent(SplitEvent):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class EpochEndEvent(SplitEvent):
+class _SplitEndEvent(SplitEvent):
+    """The fields of a split's end: its epoch values."""
+
+    split: Split
+    iteration: int
+    values: Mapping[str, float]
+    model: nn.Module = dataclasses.field(repr=False)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class EpochEndEvent(_SplitEndEvent):
     """The training split of `epoch` ended (validation comes next).
 
     Attributes:
@@ -164,14 +174,9 @@ class EpochEndEvent(SplitEvent):
         model: the model being trained (do not change it).
     """
 
-    split: Split
-    iteration: int
-    values: Mapping[str, float]
-    model: nn.Module = dataclasses.field(repr=False)
-
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ValidationEndEvent(SplitEvent):
+class ValidationEndEvent(_SplitEndEvent):
     """A validation ended; its checkpoint and early stopping's decision come next.
 
     Attributes:
@@ -180,11 +185,6 @@ class ValidationEndEvent(SplitEvent):
         values: each numeric validation metric's value over the validation (read-only).
         model: the model being trained (do not change it).
     """
-
-    split: Split
-    iteration: int
-    values: Mapping[str, float]
-    model: nn.Module = dataclasses.field(repr=False)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -175,14 +175,20 @@ class CompiledTrainStep:
 
     def _eager_step(self, batch: Any, lr: float) -> Any:
         """What the compiled function does, eagerly (the optimizer takes a float rate)."""
+        output, grads = self._train_step(batch)
+        self.optim.step(lr, self.model, grads)
+        return output.item
+
+    def _train_step(self, batch: Any) -> tuple[Any, GradientsParams]:
+        """`train_step` (under autocast with mixed precision) and its gradients, by parameter:
+        the part the compiled and the eager step share (dynamo inlines it)."""
         model, precision = self.model, self.precision
         with precision.train() if precision is not None else contextlib.nullcontext():
             output = model.train_step(batch)  # type: ignore[operator]  # checked at fit
         grads = output.grads
         if not isinstance(grads, GradientsParams):
             grads = GradientsParams.from_grads(grads, model)
-        self.optim.step(lr, model, grads)
-        return output.item
+        return output, grads
 
     def _prepare(self) -> Tensor:
         """The table and optimizer state, made eagerly; the lr tensor on the model's device."""
@@ -210,13 +216,8 @@ class CompiledTrainStep:
         trace_table(None)
 
     def _step(self, batch: Any, lr: Tensor) -> Any:
-        model, precision = self.model, self.precision
-        with precision.train() if precision is not None else contextlib.nullcontext():
-            output = model.train_step(batch)  # type: ignore[operator]  # checked at fit
-        grads = output.grads
-        if not isinstance(grads, GradientsParams):
-            grads = GradientsParams.from_grads(grads, model)
-        self.optim._step(lr, model, grads, None)  # type: ignore[arg-type]  # a tensor lr
+        output, grads = self._train_step(batch)
+        self.optim._step(lr, self.model, grads, None)  # type: ignore[arg-type]  # a tensor lr
         return _map_tensors(output.item, Tensor.detach)
 
 
