@@ -117,22 +117,11 @@ def _accuracy(correct, valid) -> float:
 
 
 def learner(model, train, valid, epochs: int, device, validate: bool, configure=None) -> float:
+    from benchmarks.models import learner_builder
     from burnish.optim import AdamConfig
-    from burnish.train import LearnerBuilder
-    from burnish.train.metric import AccuracyMetric, LossMetric
-    from burnish.train.renderer import CliMetricsRenderer
 
     with tempfile.TemporaryDirectory(prefix="burnish-device-") as workdir:
-        builder = (
-            LearnerBuilder(workdir)
-            .metric_train_numeric(AccuracyMetric())
-            .metric_valid_numeric(AccuracyMetric())
-            .metric_train_numeric(LossMetric())
-            .metric_valid_numeric(LossMetric())
-            .renderer(CliMetricsRenderer())
-            .num_epochs(epochs)
-            .devices([device])
-        )
+        builder = learner_builder(workdir, epochs).devices([device])
         if configure is not None:
             builder = configure(builder)
         learner = builder.build(model, AdamConfig(epsilon=1e-8).init(), LR)

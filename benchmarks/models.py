@@ -104,3 +104,21 @@ def gpt():
             return self.forward_classification(batch)
 
     return NextByteGpt(gpt_config())
+
+
+def learner_builder(artifact_dir, epochs: int = 1):
+    """The Learner every benchmark times: train and valid Accuracy and Loss, file loggers, the
+    CLI renderer (as the guide trains); callers add a checkpointer, devices, listeners."""
+    from burnish.train import LearnerBuilder
+    from burnish.train.metric import AccuracyMetric, LossMetric
+    from burnish.train.renderer import CliMetricsRenderer
+
+    return (
+        LearnerBuilder(artifact_dir)
+        .metric_train_numeric(AccuracyMetric())
+        .metric_valid_numeric(AccuracyMetric())
+        .metric_train_numeric(LossMetric())
+        .metric_valid_numeric(LossMetric())
+        .renderer(CliMetricsRenderer())
+        .num_epochs(epochs)
+    )

@@ -199,24 +199,13 @@ def custom(iterations: int, workdir: Path) -> float:
 
 def learner(iterations: int, workdir: Path, compile_model: bool = False) -> float:
     """The burnish Learner with metrics, file loggers, checkpoint and the CLI renderer."""
+    from benchmarks.models import learner_builder
     from burnish.optim import AdamConfig
     from burnish.record import CompactRecorder
-    from burnish.train import LearnerBuilder
-    from burnish.train.metric import AccuracyMetric, LossMetric
-    from burnish.train.renderer import CliMetricsRenderer
 
     train_set, valid_set, _, _ = _data(iterations)
     loader_train, loader_valid = _loaders(train_set, valid_set)
-    builder = (
-        LearnerBuilder(workdir / "artifacts")
-        .metric_train_numeric(AccuracyMetric())
-        .metric_valid_numeric(AccuracyMetric())
-        .metric_train_numeric(LossMetric())
-        .metric_valid_numeric(LossMetric())
-        .with_file_checkpointer(CompactRecorder())
-        .renderer(CliMetricsRenderer())
-        .num_epochs(1)
-    )
+    builder = learner_builder(workdir / "artifacts").with_file_checkpointer(CompactRecorder())
     if compile_model:
         builder = builder.compile()
     learner = builder.build(_model(), AdamConfig().init(), LR)

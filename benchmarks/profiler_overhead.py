@@ -47,11 +47,10 @@ class Fit:
 
 def fit(iterations: int, workdir: Path, profiled: bool) -> Fit:
     """One fit of the overhead benchmark's Learner, timed step by step."""
+    from benchmarks.models import learner_builder
     from burnish.optim import AdamConfig
     from burnish.record import CompactRecorder
-    from burnish.train import LearnerBuilder, TrainingListener
-    from burnish.train.metric import AccuracyMetric, LossMetric
-    from burnish.train.renderer import CliMetricsRenderer
+    from burnish.train import TrainingListener
 
     ends: dict[int, float] = {}
 
@@ -63,15 +62,7 @@ def fit(iterations: int, workdir: Path, profiled: bool) -> Fit:
     train_set, valid_set, _, _ = overhead._data(iterations)
     loader_train, loader_valid = overhead._loaders(train_set, valid_set)
     builder = (
-        LearnerBuilder(workdir)
-        .metric_train_numeric(AccuracyMetric())
-        .metric_valid_numeric(AccuracyMetric())
-        .metric_train_numeric(LossMetric())
-        .metric_valid_numeric(LossMetric())
-        .with_file_checkpointer(CompactRecorder())
-        .renderer(CliMetricsRenderer())
-        .with_listener(StepEnds())
-        .num_epochs(1)
+        learner_builder(workdir).with_file_checkpointer(CompactRecorder()).with_listener(StepEnds())
     )
     if profiled:
         builder = builder.profile(steps=WINDOW)
